@@ -1,0 +1,127 @@
+#pragma once
+// Element types, their sizes and names, and PyTorch's type-promotion rules.
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string_view>
+#include <type_traits>
+
+#include "oxmera/core/half.h"
+
+namespace ox {
+
+enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I16, I8, U8, Bool };
+
+inline constexpr DType kF32 = DType::F32;
+inline constexpr DType kF64 = DType::F64;
+inline constexpr DType kF16 = DType::F16;
+inline constexpr DType kBF16 = DType::BF16;
+inline constexpr DType kI64 = DType::I64;
+inline constexpr DType kI32 = DType::I32;
+inline constexpr DType kI16 = DType::I16;
+inline constexpr DType kI8 = DType::I8;
+inline constexpr DType kU8 = DType::U8;
+inline constexpr DType kBool = DType::Bool;
+inline constexpr int kNumDTypes = 10;
+inline constexpr DType kAllDTypes[kNumDTypes] = {kF32, kF64, kF16, kBF16, kI64,
+                                                 kI32, kI16, kI8,  kU8,   kBool};
+
+constexpr size_t dtype_size(DType dt) {
+  constexpr size_t sizes[kNumDTypes] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1};
+  return sizes[static_cast<int>(dt)];
+}
+constexpr bool is_floating(DType dt) { return static_cast<int>(dt) <= static_cast<int>(kBF16); }
+constexpr bool is_integral(DType dt) {  // bool excluded, as torch.is_integral(include_bool=False)
+  return !is_floating(dt) && dt != kBool;
+}
+constexpr bool is_signed(DType dt) { return dt != kU8 && dt != kBool; }
+
+// Short names as they appear in errors and printing: "f32", "bf16", "i64", "bool".
+std::string_view dtype_name(DType dt);
+std::ostream& operator<<(std::ostream& os, DType dt);
+// Parses "f32"/"float32"/"float", "i64"/"int64"/"long", ... ; throws ErrorKind::Value.
+DType parse_dtype(std::string_view name);
+
+// The C++ element type of each dtype, and back.
+template <class T>
+struct DTypeOf;
+#define OX_DTYPE_OF(T, D) \
+  template <>             \
+  struct DTypeOf<T> {     \
+    static constexpr DType value = D; \
+  };
+OX_DTYPE_OF(float, kF32)
+OX_DTYPE_OF(double, kF64)
+OX_DTYPE_OF(Half, kF16)
+OX_DTYPE_OF(BFloat16, kBF16)
+OX_DTYPE_OF(int64_t, kI64)
+OX_DTYPE_OF(int32_t, kI32)
+OX_DTYPE_OF(int16_t, kI16)
+OX_DTYPE_OF(int8_t, kI8)
+OX_DTYPE_OF(uint8_t, kU8)
+OX_DTYPE_OF(bool, kBool)
+#undef OX_DTYPE_OF
+template <class T>
+inline constexpr DType dtype_of = DTypeOf<std::remove_cv_t<T>>::value;
+
+// torch.promote_types: the smallest dtype both convert to without losing category
+// (bool < integer < floating). u8 with i8 gives i16; f16 with bf16 gives f32.
+DType promote_types(DType a, DType b);
+
+// A number that is not a tensor: a double, an int64 or a bool, keeping which it is so that
+// promotion can treat `int_tensor * 2` and `int_tensor * 2.0` differently, as PyTorch does.
+class Scalar {
+ public:
+  enum class Kind : uint8_t { Float, Int, Bool };
+  constexpr Scalar() : kind_(Kind::Int), i_(0) {}
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  constexpr Scalar(T v) {  // NOLINT(google-explicit-constructor): scalars read like numbers
+    if constexpr (std::is_same_v<T, bool>) {
+      kind_ = Kind::Bool;
+      i_ = v;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      kind_ = Kind::Float;
+      d_ = static_cast<double>(v);
+    } else {
+      kind_ = Kind::Int;
+      i_ = static_cast<int64_t>(v);
+    }
+  }
+  constexpr Scalar(Half v) : kind_(Kind::Float), d_(float(v)) {}      // NOLINT
+  constexpr Scalar(BFloat16 v) : kind_(Kind::Float), d_(float(v)) {}  // NOLINT
+
+  constexpr Kind kind() const { return kind_; }
+  constexpr bool is_floating() const { return kind_ == Kind::Float; }
+  constexpr double to_double() const { return kind_ == Kind::Float ? d_ : double(i_); }
+  constexpr int64_t to_int() const { return kind_ == Kind::Float ? int64_t(d_) : i_; }
+  // The dtype a bare number of this kind takes: f32 (the default float), i64, bool.
+  constexpr DType default_dtype() const {
+    return kind_ == Kind::Float ? kF32 : kind_ == Kind::Int ? kI64 : kBool;
+  }
+
+ private:
+  Kind kind_;
+  union {
+    double d_;
+    int64_t i_;
+  };
+};
+std::ostream& operator<<(std::ostream& os, const Scalar& s);
+
+// torch.result_type over mixed operands. Dimensioned tensors decide the dtype; zero-dim
+// tensors and bare numbers only move it to a higher category (int tensor + 2.5 -> f32,
+// f16 tensor + 2.5 -> f16, i32 tensor + i64 zero-dim tensor -> i32).
+class ResultType {
+ public:
+  ResultType& tensor(DType dt, bool zero_dim = false);
+  ResultType& scalar(const Scalar& s);
+  DType get() const;  // throws ErrorKind::Internal when no operand was added
+
+ private:
+  int dimensioned_ = -1, zero_dim_ = -1, wrapped_ = -1;  // -1: none yet
+};
+DType result_type(DType tensor, const Scalar& scalar);
+
+}  // namespace ox

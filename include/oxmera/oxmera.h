@@ -1,0 +1,12 @@
+#pragma once
+// Everything oxmera offers, in one include.
+
+#include "oxmera/core/device.h"
+#include "oxmera/core/dtype.h"
+#include "oxmera/core/error.h"
+#include "oxmera/core/half.h"
+#include "oxmera/core/layout.h"
+#include "oxmera/core/shape.h"
+#include "oxmera/runtime.h"
+#include "oxmera/tensor.h"
+#include "oxmera/version.h"

@@ -1,0 +1,263 @@
+#pragma once
+// ox::Tensor: a cheap, shared handle to a TensorImpl (storage + layout + dtype). Views share
+// storage and differ only in layout. Creation functions and random numbers live here too.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oxmera/core/device.h"
+#include "oxmera/core/dtype.h"
+#include "oxmera/core/error.h"
+#include "oxmera/core/layout.h"
+
+namespace ox {
+
+class TensorImpl;
+class Storage;
+
+// Options of creation functions, an aggregate: `ox::zeros({2}, {.dtype = ox::kF64})`.
+// An unset dtype means the function's own default (f32; i64 for integer ranges and indices);
+// an unset device means the CPU (for *_like functions: the dtype and device of the model).
+struct TensorOptions {
+  std::optional<DType> dtype = std::nullopt;
+  std::optional<Device> device = std::nullopt;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined: every method but defined() throws ErrorKind::Value
+  explicit Tensor(std::shared_ptr<TensorImpl> impl);
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // Metadata.
+  const Shape& shape() const;
+  const Shape& sizes() const { return shape(); }
+  const Strides& strides() const;
+  int64_t dim() const;
+  int64_t size(int64_t d) const;
+  int64_t stride(int64_t d) const;
+  int64_t storage_offset() const;
+  int64_t numel() const;
+  DType dtype() const;
+  Device device() const;
+  size_t element_size() const;
+  size_t nbytes() const;
+  bool is_contiguous() const;
+  const Layout& layout() const;
+  const std::shared_ptr<Storage>& storage() const;
+  // True when both share storage (a view of one another or of the same tensor).
+  bool is_same_storage(const Tensor& other) const;
+
+  // Reading values. item/to_vector convert to T; data_ptr needs T to be the dtype exactly
+  // and the tensor to be contiguous on the CPU.
+  template <class T>
+  T item() const {
+    T out{};
+    copy_to_host(&out, dtype_of<T>, "item", /*expect_single=*/true);
+    return out;
+  }
+  template <class T>
+  std::vector<T> to_vector() const {
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no data()
+      auto bytes = std::make_unique<bool[]>(static_cast<size_t>(numel()));
+      copy_to_host(bytes.get(), kBool, "to_vector", /*expect_single=*/false);
+      return std::vector<bool>(bytes.get(), bytes.get() + numel());
+    } else {
+      std::vector<T> out(static_cast<size_t>(numel()));
+      copy_to_host(out.data(), dtype_of<T>, "to_vector", /*expect_single=*/false);
+      return out;
+    }
+  }
+  template <class T>
+  T* data_ptr() const {
+    return static_cast<T*>(raw_data_ptr(dtype_of<T>));
+  }
+  void* raw_data_ptr(DType expected) const;
+
+  // Views: share storage, change the layout only.
+  Tensor view(const Shape& shape) const;  // -1 allowed; Shape error when no view exists
+  Tensor reshape(const Shape& shape) const;  // a view when possible, a copy otherwise
+  Tensor permute(const Dims& dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;  // transpose of a <= 2-d tensor
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim, int64_t start = 0, int64_t end = INT64_MAX, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor expand(const Shape& shape) const;  // -1 keeps a dim
+  Tensor broadcast_to(const Shape& shape) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.shape()); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;  // reshape semantics
+  Tensor unflatten(int64_t dim, const Shape& sizes) const;
+  Tensor flip(const Dims& dims) const;  // a view with negative strides
+  Tensor diagonal(int64_t offset = 0, int64_t d0 = 0, int64_t d1 = 1) const;
+  // Any strides over this tensor's storage; refused when it would reach outside it.
+  Tensor as_strided(const Shape& shape, const Strides& strides,
+                    std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;  // sliding windows, last dim
+  Tensor detach() const;  // same storage, no autograd history
+
+  // Copies.
+  Tensor contiguous() const;  // this tensor when already contiguous
+  Tensor clone() const;
+  Tensor to(DType dtype) const;  // this tensor when nothing changes
+  Tensor to(Device device) const;
+  Tensor to(Device device, DType dtype) const;
+  Tensor cpu() const { return to(Device::cpu()); }
+
+  // In-place writes.
+  Tensor& copy_(const Tensor& src);  // broadcasts and converts src into this tensor
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_() { return fill_(0); }
+  Tensor& uniform_(double from = 0.0, double to = 1.0);
+  Tensor& normal_(double mean = 0.0, double std = 1.0);
+
+  std::string str() const;  // as operator<< prints it
+
+ private:
+  void copy_to_host(void* out, DType out_dtype, const char* op, bool expect_single) const;
+  const TensorImpl& checked(const char* op) const;
+
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- Creation ----------------------------------------------------------------------------
+
+Tensor empty(const Shape& shape, TensorOptions options = {});
+Tensor zeros(const Shape& shape, TensorOptions options = {});
+Tensor ones(const Shape& shape, TensorOptions options = {});
+Tensor full(const Shape& shape, const Scalar& value, TensorOptions options = {});
+// The *_like forms take the dtype and device of `like` unless the options say otherwise.
+Tensor empty_like(const Tensor& like, TensorOptions options = {});
+Tensor zeros_like(const Tensor& like, TensorOptions options = {});
+Tensor ones_like(const Tensor& like, TensorOptions options = {});
+Tensor full_like(const Tensor& like, const Scalar& value, TensorOptions options = {});
+// [start, end) by step; the dtype is i64 when all three are integers, else f32.
+Tensor arange(const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1,
+              TensorOptions options = {});
+Tensor linspace(double start, double end, int64_t steps, TensorOptions options = {});
+Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, TensorOptions options = {});
+
+inline Tensor empty(const Shape& s, DType dt) { return empty(s, {.dtype = dt}); }
+inline Tensor zeros(const Shape& s, DType dt) { return zeros(s, {.dtype = dt}); }
+inline Tensor ones(const Shape& s, DType dt) { return ones(s, {.dtype = dt}); }
+inline Tensor full(const Shape& s, const Scalar& v, DType dt) { return full(s, v, {.dtype = dt}); }
+
+// From host values. The dtype follows the C++ type (float f32, double f64, int32_t i32,
+// int64_t i64, bool, ...) unless the options give one, in which case values convert.
+// `count` elements of `data_dtype` at `data`, which must equal the shape's element count.
+Tensor tensor_from_host(const void* data, DType data_dtype, int64_t count, const Shape& shape,
+                        TensorOptions options = {});
+template <class T>
+Tensor tensor(const std::vector<T>& values, const Shape& shape, TensorOptions options = {}) {
+  const auto n = static_cast<int64_t>(values.size());
+  if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no data()
+    auto bytes = std::make_unique<bool[]>(values.size());
+    std::copy(values.begin(), values.end(), bytes.get());
+    return tensor_from_host(bytes.get(), kBool, n, shape, options);
+  } else {
+    return tensor_from_host(values.data(), dtype_of<T>, n, shape, options);
+  }
+}
+template <class T>
+Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
+  return tensor(values, {static_cast<int64_t>(values.size())}, options);
+}
+template <class T>
+Tensor tensor(std::initializer_list<T> values, TensorOptions options = {}) {
+  return tensor(std::vector<T>(values), options);
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, TensorOptions options = {}) {
+  std::vector<T> flat;
+  const size_t width = rows.size() ? rows.begin()->size() : 0;
+  for (const auto& row : rows) {
+    OX_CHECK(row.size() == width, Shape, "tensor", "ragged nested list: rows of ", width, " and ",
+             row.size(), " elements");
+    flat.insert(flat.end(), row.begin(), row.end());
+  }
+  return tensor(flat, {static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)}, options);
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks,
+              TensorOptions options = {}) {
+  std::vector<T> flat;
+  int64_t rows = -1, width = -1;
+  for (const auto& block : blocks) {
+    OX_CHECK(rows < 0 || int64_t(block.size()) == rows, Shape, "tensor",
+             "ragged nested list: blocks of ", rows, " and ", block.size(), " rows");
+    rows = static_cast<int64_t>(block.size());
+    for (const auto& row : block) {
+      OX_CHECK(width < 0 || int64_t(row.size()) == width, Shape, "tensor",
+               "ragged nested list: rows of ", width, " and ", row.size(), " elements");
+      width = static_cast<int64_t>(row.size());
+      flat.insert(flat.end(), row.begin(), row.end());
+    }
+  }
+  return tensor(flat, {int64_t(blocks.size()), std::max<int64_t>(rows, 0), std::max<int64_t>(width, 0)},
+                options);
+}
+// A 0-d tensor holding one number.
+Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
+
+// Wraps memory the caller owns. `deleter` (may be empty) runs when the last tensor using
+// the memory goes away. Strides default to contiguous; `data` must hold every element
+// the layout reaches.
+Tensor from_blob(void* data, const Shape& shape, DType dtype,
+                 std::function<void(void*)> deleter = {},
+                 std::optional<Strides> strides = std::nullopt, Device device = Device::cpu());
+
+// ---- Random numbers (counter-based Philox4x32-10; see docs/RANDOM.md) ---------------------
+
+// A seed and a position in its stream. Every draw takes a block of counters that depends only
+// on the number of elements, so results never depend on thread counts or devices.
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 67280421310721ull) : seed_(seed) {}
+  void manual_seed(uint64_t seed) {
+    seed_ = seed;
+    offset_ = 0;
+  }
+  uint64_t seed() const { return seed_; }
+  uint64_t offset() const { return offset_; }
+  void set_offset(uint64_t offset) { offset_ = offset; }
+  // Reserves `blocks` Philox counters and returns the first; safe to call from many threads.
+  uint64_t advance(uint64_t blocks) { return std::atomic_ref<uint64_t>(offset_).fetch_add(blocks); }
+
+ private:
+  uint64_t seed_;
+  alignas(8) uint64_t offset_ = 0;
+};
+
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+Tensor rand(const Shape& shape, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor randn(const Shape& shape, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions options = {},
+               Generator* gen = nullptr);
+Tensor randint(int64_t high, const Shape& shape, TensorOptions options = {},
+               Generator* gen = nullptr);
+Tensor randperm(int64_t n, TensorOptions options = {}, Generator* gen = nullptr);
+// 1 with probability p (per element of `p`, or the scalar p), 0 otherwise; float dtype.
+Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
+Tensor bernoulli(const Shape& shape, double p, TensorOptions options = {},
+                 Generator* gen = nullptr);
+
+}  // namespace ox

@@ -1,0 +1,100 @@
+#include "backend/cpu/cpu_allocator.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "oxmera/core/error.h"
+
+namespace ox::cpu {
+
+namespace {
+constexpr size_t kAlignment = 64;
+constexpr size_t kPage = 4096;
+
+size_t limit_from_environment() {
+  if (const char* mb = std::getenv("OXMERA_CPU_CACHE_MB")) {
+    try {
+      return static_cast<size_t>(std::stoull(mb)) << 20;
+    } catch (...) {  // an unreadable setting keeps the default
+    }
+  }
+  return size_t{2} << 30;
+}
+}  // namespace
+
+CachingAllocator::CachingAllocator() : limit_(limit_from_environment()) {}
+
+CachingAllocator::~CachingAllocator() { empty_cache(); }
+
+size_t CachingAllocator::rounded(size_t nbytes) {
+  const size_t granule = nbytes >= kMinCachedBytes ? kPage : kAlignment;
+  return (nbytes + granule - 1) / granule * granule;
+}
+
+void* CachingAllocator::allocate(size_t nbytes) {
+  if (nbytes == 0) return nullptr;
+  OX_CHECK(nbytes <= SIZE_MAX - kPage, Value, "allocate", "cannot allocate ", nbytes, " bytes");
+  const size_t size = rounded(nbytes);
+  if (size >= kMinCachedBytes) {
+    std::lock_guard lock(mutex_);
+    if (auto it = free_blocks_.find(size); it != free_blocks_.end()) {
+      void* block = it->second;
+      free_blocks_.erase(it);
+      cached_bytes_ -= size;
+      return block;
+    }
+  }
+  void* block = std::aligned_alloc(kAlignment, size);
+  if (!block) {
+    empty_cache();  // give cached memory back and try once more before giving up
+    block = std::aligned_alloc(kAlignment, size);
+  }
+  OX_CHECK(block, Backend, "cpu allocator", "out of memory allocating ", nbytes, " bytes");
+  return block;
+}
+
+void CachingAllocator::deallocate(void* ptr, size_t nbytes) noexcept {
+  if (!ptr) return;
+  const size_t size = rounded(nbytes);
+  if (size >= kMinCachedBytes) {
+    std::lock_guard lock(mutex_);
+    if (cached_bytes_ + size <= limit_) {
+      free_blocks_.emplace(size, ptr);
+      cached_bytes_ += size;
+      return;
+    }
+  }
+  std::free(ptr);
+}
+
+void CachingAllocator::empty_cache() noexcept {
+  std::lock_guard lock(mutex_);
+  for (auto& [size, block] : free_blocks_) std::free(block);
+  free_blocks_.clear();
+  cached_bytes_ = 0;
+}
+
+void CachingAllocator::set_cache_limit(size_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    limit_ = bytes;
+  }
+  if (cached_bytes() > bytes) empty_cache();
+}
+
+size_t CachingAllocator::cached_bytes() const {
+  std::lock_guard lock(mutex_);
+  return cached_bytes_;
+}
+
+size_t CachingAllocator::cache_limit() const {
+  std::lock_guard lock(mutex_);
+  return limit_;
+}
+
+CachingAllocator& cpu_allocator() {
+  static CachingAllocator* allocator = new CachingAllocator();  // outlives static tensors
+  return *allocator;
+}
+
+}  // namespace ox::cpu

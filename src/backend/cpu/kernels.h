@@ -1,0 +1,16 @@
+#pragma once
+// The CPU backend's primitives, one family per file.
+
+#include "backend/backend.h"
+
+namespace ox::cpu {
+
+void copy(const StridedArray& dst, const StridedArray& src);
+void fill(const StridedArray& dst, const Scalar& value);
+void arange(const StridedArray& dst, const Scalar& start, const Scalar& step);
+void linspace(const StridedArray& dst, double start, double end);
+void random(const StridedArray& dst, const RandomSpec& spec);
+void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed, uint64_t first_block);
+void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block);
+
+}  // namespace ox::cpu

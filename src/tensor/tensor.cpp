@@ -1,0 +1,274 @@
+// The Tensor handle: metadata, views and copies.
+
+#include <algorithm>
+
+#include "oxmera/tensor.h"
+#include "tensor/tensor_impl.h"
+
+namespace ox {
+
+Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op) {
+  const int64_t numel = checked_numel(shape, op);
+  const int64_t nbytes = checked_nbytes(numel, static_cast<int64_t>(dtype_size(dtype)), op);
+  Backend& backend = backend_for(device, op);
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), device,
+                                           backend.allocator(device.index()));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape),
+                                             dtype));
+}
+
+Tensor make_view(const Tensor& like, Layout layout) {
+  return Tensor(std::make_shared<TensorImpl>(like.storage(), std::move(layout), like.dtype()));
+}
+
+namespace {
+
+// Writes `src` (already of dst's shape) into `dst` on whichever backend owns the non-CPU side.
+void copy_between(const TensorImpl& dst, const TensorImpl& src, const char* op) {
+  const Device device = dst.device().is_cpu() ? src.device() : dst.device();
+  backend_for(device, op).copy(dst.array(), src.array());
+}
+
+bool has_internal_overlap(const Layout& layout) {
+  for (size_t i = 0; i < layout.shape.size(); ++i)
+    if (layout.shape[i] > 1 && layout.strides[i] == 0) return true;
+  return false;
+}
+
+// Could writing `dst` change elements `src` has not been read from yet?
+bool may_overlap(const TensorImpl& dst, const TensorImpl& src) {
+  if (dst.storage() != src.storage() || dst.layout().numel() == 0 || src.layout().numel() == 0)
+    return false;
+  const int64_t size = static_cast<int64_t>(dtype_size(dst.dtype()));
+  const int64_t src_size = static_cast<int64_t>(dtype_size(src.dtype()));
+  const int64_t dst_lo = dst.layout().min_index() * size,
+                dst_hi = (dst.layout().max_index() + 1) * size;
+  const int64_t src_lo = src.layout().min_index() * src_size,
+                src_hi = (src.layout().max_index() + 1) * src_size;
+  if (dst_hi <= src_lo || src_hi <= dst_lo) return false;
+  // Exactly the same elements in the same order is an elementwise-safe alias.
+  return !(dst.layout() .offset * size == src.layout().offset * src_size && size == src_size &&
+           dst.layout().strides == src.layout().strides);
+}
+
+}  // namespace
+
+Tensor::Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+const TensorImpl& Tensor::checked(const char* op) const {
+  OX_CHECK(impl_, Value, op, "called on an undefined tensor");
+  return *impl_;
+}
+
+const Shape& Tensor::shape() const { return checked("shape").layout().shape; }
+const Strides& Tensor::strides() const { return checked("strides").layout().strides; }
+const Layout& Tensor::layout() const { return checked("layout").layout(); }
+int64_t Tensor::dim() const { return checked("dim").layout().dim(); }
+int64_t Tensor::size(int64_t d) const {
+  return shape()[static_cast<size_t>(wrap_dim(d, std::max<int64_t>(dim(), 1) , "size"))];
+}
+int64_t Tensor::stride(int64_t d) const {
+  return strides()[static_cast<size_t>(wrap_dim(d, std::max<int64_t>(dim(), 1), "stride"))];
+}
+int64_t Tensor::storage_offset() const { return checked("storage_offset").layout().offset; }
+int64_t Tensor::numel() const { return checked("numel").layout().numel(); }
+DType Tensor::dtype() const { return checked("dtype").dtype(); }
+Device Tensor::device() const { return checked("device").device(); }
+size_t Tensor::element_size() const { return dtype_size(dtype()); }
+size_t Tensor::nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+bool Tensor::is_contiguous() const { return checked("is_contiguous").layout().is_contiguous(); }
+const std::shared_ptr<Storage>& Tensor::storage() const { return checked("storage").storage(); }
+bool Tensor::is_same_storage(const Tensor& other) const {
+  return defined() && other.defined() && storage() == other.storage();
+}
+
+void* Tensor::raw_data_ptr(DType expected) const {
+  const TensorImpl& impl = checked("data_ptr");
+  OX_CHECK(impl.dtype() == expected, DType, "data_ptr", "tensor has dtype ", impl.dtype(),
+           ", asked for ", expected);
+  OX_CHECK(impl.device().is_cpu(), Device, "data_ptr", "tensor is on ", impl.device(),
+           "; call .cpu() first");
+  OX_CHECK(impl.layout().is_contiguous(), Value, "data_ptr", "tensor of shape ", shape(),
+           " and strides ", strides(), " is not contiguous; call .contiguous() first");
+  return impl.data();
+}
+
+void Tensor::copy_to_host(void* out, DType out_dtype, const char* op, bool expect_single) const {
+  const TensorImpl& impl = checked(op);
+  if (expect_single)
+    OX_CHECK(impl.layout().numel() == 1, Value, op, "a tensor of shape ", impl.layout().shape,
+             " has ", impl.layout().numel(), " elements, not one");
+  const Shape& s = impl.layout().shape;
+  const StridedArray host{out, s, contiguous_strides(s), out_dtype, Device::cpu()};
+  backend_for(impl.device(), op).copy(host, impl.array());
+}
+
+// ---- Views --------------------------------------------------------------------------------
+
+Tensor Tensor::view(const Shape& new_shape) const {
+  const Layout& l = checked("view").layout();
+  const Shape target = infer_shape(new_shape, l.numel(), "view");
+  std::optional<Layout> viewed = l.view(target);
+  OX_CHECK(viewed, Shape, "view", "cannot view shape ", l.shape, " with strides ", l.strides,
+           " as ", target, " without copying; use reshape()");
+  return make_view(*this, *std::move(viewed));
+}
+
+Tensor Tensor::reshape(const Shape& new_shape) const {
+  const Layout& l = checked("reshape").layout();
+  const Shape target = infer_shape(new_shape, l.numel(), "reshape");
+  if (std::optional<Layout> viewed = l.view(target)) return make_view(*this, *std::move(viewed));
+  return contiguous().view(target);
+}
+
+Tensor Tensor::permute(const Dims& dims) const {
+  return make_view(*this, checked("permute").layout().permute(dims));
+}
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  return make_view(*this, checked("transpose").layout().transpose(d0, d1));
+}
+Tensor Tensor::t() const {
+  OX_CHECK(dim() <= 2, Shape, "t", "expects a tensor with <= 2 dimensions, got shape ", shape());
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  return make_view(*this, checked("narrow").layout().narrow(d, start, length));
+}
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  return make_view(*this, checked("slice").layout().slice(d, start, end, step));
+}
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  return make_view(*this, checked("select").layout().select(d, index));
+}
+Tensor Tensor::expand(const Shape& target) const {
+  return make_view(*this, checked("expand").layout().expand(target));
+}
+Tensor Tensor::broadcast_to(const Shape& target) const {
+  broadcast_shapes(shape(), target, "broadcast_to");  // names both shapes on failure
+  return expand(target);
+}
+Tensor Tensor::squeeze() const { return make_view(*this, checked("squeeze").layout().squeeze()); }
+Tensor Tensor::squeeze(int64_t d) const {
+  return make_view(*this, checked("squeeze").layout().squeeze(d));
+}
+Tensor Tensor::unsqueeze(int64_t d) const {
+  return make_view(*this, checked("unsqueeze").layout().unsqueeze(d));
+}
+Tensor Tensor::flip(const Dims& dims) const {
+  return make_view(*this, checked("flip").layout().flip(dims));
+}
+Tensor Tensor::diagonal(int64_t offset, int64_t d0, int64_t d1) const {
+  return make_view(*this, checked("diagonal").layout().diagonal(offset, d0, d1));
+}
+Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const {
+  return make_view(*this, checked("unfold").layout().unfold(d, size, step));
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  const Shape& s = checked("flatten").layout().shape;
+  if (s.empty()) return reshape({1});
+  start_dim = wrap_dim(start_dim, dim(), "flatten");
+  end_dim = wrap_dim(end_dim, dim(), "flatten");
+  OX_CHECK(start_dim <= end_dim, Value, "flatten", "start_dim ", start_dim,
+           " comes after end_dim ", end_dim);
+  Shape target(s.begin(), s.begin() + start_dim);
+  int64_t merged = 1;
+  for (int64_t d = start_dim; d <= end_dim; ++d) merged *= s[d];
+  target.push_back(merged);
+  for (int64_t d = end_dim + 1; d < dim(); ++d) target.push_back(s[d]);
+  return reshape(target);
+}
+
+Tensor Tensor::unflatten(int64_t d, const Shape& sizes) const {
+  const Shape& s = checked("unflatten").layout().shape;
+  OX_CHECK(!sizes.empty(), Shape, "unflatten", "sizes must not be empty");
+  d = wrap_dim(d, dim(), "unflatten");
+  const Shape inner = infer_shape(sizes, s[d], "unflatten");
+  Shape target(s.begin(), s.begin() + d);
+  for (int64_t v : inner) target.push_back(v);
+  for (int64_t i = d + 1; i < dim(); ++i) target.push_back(s[i]);
+  return view(target);
+}
+
+Tensor Tensor::as_strided(const Shape& new_shape, const Strides& new_strides,
+                          std::optional<int64_t> offset) const {
+  const TensorImpl& impl = checked("as_strided");
+  OX_CHECK(new_shape.size() == new_strides.size(), Shape, "as_strided", "shape ", new_shape,
+           " and strides ", new_strides, " differ in length");
+  Layout l{new_shape, new_strides, offset.value_or(impl.layout().offset)};
+  const int64_t numel = checked_numel(new_shape, "as_strided");
+  if (numel > 0) {
+    // Reach in elements, overflow-checked, must stay within the storage.
+    int64_t lo = l.offset, hi = l.offset;
+    for (size_t i = 0; i < new_shape.size(); ++i) {
+      int64_t step = 0;
+      OX_CHECK(!__builtin_mul_overflow(new_shape[i] - 1, new_strides[i], &step), Shape,
+               "as_strided", "strides ", new_strides, " overflow for shape ", new_shape);
+      OX_CHECK(!__builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi), Shape,
+               "as_strided", "strides ", new_strides, " overflow for shape ", new_shape);
+    }
+    const auto capacity =
+        static_cast<int64_t>(impl.storage()->nbytes() / dtype_size(impl.dtype()));
+    OX_CHECK(lo >= 0 && hi < capacity, Index, "as_strided", "shape ", new_shape, ", strides ",
+             new_strides, " and offset ", l.offset, " reach elements ", lo, " to ", hi,
+             " of a storage holding ", capacity);
+  } else {
+    OX_CHECK(l.offset >= 0, Index, "as_strided", "negative storage offset ", l.offset);
+  }
+  return make_view(*this, std::move(l));
+}
+
+Tensor Tensor::detach() const {
+  const TensorImpl& impl = checked("detach");
+  return Tensor(std::make_shared<TensorImpl>(impl.storage(), impl.layout(), impl.dtype()));
+}
+
+// ---- Copies -------------------------------------------------------------------------------
+
+Tensor Tensor::contiguous() const {
+  return checked("contiguous").layout().is_contiguous() ? *this : clone();
+}
+
+Tensor Tensor::clone() const {
+  const TensorImpl& impl = checked("clone");
+  Tensor out = make_empty(impl.layout().shape, impl.dtype(), impl.device(), "clone");
+  copy_between(*out.impl(), impl, "clone");
+  return out;
+}
+
+Tensor Tensor::to(DType dt) const { return to(device(), dt); }
+Tensor Tensor::to(Device d) const { return to(d, dtype()); }
+Tensor Tensor::to(Device d, DType dt) const {
+  const TensorImpl& impl = checked("to");
+  if (d == impl.device() && dt == impl.dtype()) return *this;
+  Tensor out = make_empty(impl.layout().shape, dt, d, "to");
+  copy_between(*out.impl(), impl, "to");
+  return out;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  const TensorImpl& dst = checked("copy_");
+  OX_CHECK(src.defined(), Value, "copy_", "source is an undefined tensor");
+  OX_CHECK(!has_internal_overlap(dst.layout()), Value, "copy_", "destination of shape ",
+           dst.layout().shape, " and strides ", dst.layout().strides,
+           " has elements sharing memory (an expanded tensor); clone() it first");
+  const Shape& target = dst.layout().shape;
+  OX_CHECK(broadcast_shapes(src.shape(), target, "copy_") == target, Shape, "copy_",
+           "source of shape ", src.shape(), " cannot be broadcast to destination shape ", target);
+  Tensor source = src.expand(target);
+  if (may_overlap(dst, *source.impl())) source = source.clone();
+  copy_between(dst, *source.impl(), "copy_");
+  dst.storage()->bump_version();
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  const TensorImpl& impl = checked("fill_");
+  OX_CHECK(!has_internal_overlap(impl.layout()), Value, "fill_", "tensor of shape ",
+           impl.layout().shape, " has elements sharing memory (an expanded tensor)");
+  backend_for(impl.device(), "fill_").fill(impl.array(), value);
+  impl.storage()->bump_version();
+  return *this;
+}
+
+}  // namespace ox

@@ -1,0 +1,42 @@
+#pragma once
+// What an ox::Tensor handle points to.
+
+#include <memory>
+
+#include "backend/backend.h"
+#include "oxmera/tensor.h"
+#include "oxmera/core/layout.h"
+#include "tensor/storage.h"
+
+namespace ox {
+
+class TensorImpl {
+ public:
+  TensorImpl(std::shared_ptr<Storage> storage, Layout layout, DType dtype)
+      : storage_(std::move(storage)), layout_(std::move(layout)), dtype_(dtype) {}
+
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  const Layout& layout() const { return layout_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  // Address of element [0, ..., 0].
+  void* data() const {
+    return static_cast<char*>(storage_->data()) +
+           layout_.offset * static_cast<int64_t>(dtype_size(dtype_));
+  }
+  StridedArray array() const {
+    return {data(), layout_.shape, layout_.strides, dtype_, device()};
+  }
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  Layout layout_;
+  DType dtype_;
+};
+
+// A new, uninitialised contiguous tensor; checks element and byte counts before allocating.
+Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op);
+// A tensor over `like`'s storage with a different layout (a view).
+Tensor make_view(const Tensor& like, Layout layout);
+
+}  // namespace ox
