@@ -3,7 +3,7 @@
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 WERROR ?= $(if $(CI),ON,OFF)
-CONFIGURE = cmake --preset $(1) -DOXMERA_WERROR=$(WERROR) >/dev/null
+CONFIGURE = cmake --preset $(1) -DOXMERA_WERROR=$(WERROR) $(2) >/dev/null
 
 .PHONY: all deps build run test asan bench install format clean
 
@@ -27,8 +27,10 @@ asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan
 
-bench: build
-	@echo "make bench: the benchmark suite arrives with the op surface (bench/)." && exit 1
+bench: deps
+	@$(call CONFIGURE,release,-DOXMERA_BUILD_BENCH=ON)
+	cmake --build --preset release -j $(JOBS) --target oxmera_bench
+	./build/release/bench/oxmera_bench
 
 install: build
 	cmake --install build/release --prefix $(PREFIX)

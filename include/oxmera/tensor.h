@@ -179,13 +179,18 @@ template <class T>
 Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
   return tensor(values, {static_cast<int64_t>(values.size())}, options);
 }
+// A braced list of C++ `int` literals makes i64, as torch.tensor([1, 2]) does: nobody writes
+// `{1, 2}` meaning 32 bits. (A std::vector<int32_t> still makes i32.)
+template <class T>
+using list_element_t = std::conditional_t<std::is_same_v<T, int>, int64_t, T>;
+
 template <class T>
 Tensor tensor(std::initializer_list<T> values, TensorOptions options = {}) {
-  return tensor(std::vector<T>(values), options);
+  return tensor(std::vector<list_element_t<T>>(values.begin(), values.end()), options);
 }
 template <class T>
 Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, TensorOptions options = {}) {
-  std::vector<T> flat;
+  std::vector<list_element_t<T>> flat;
   const size_t width = rows.size() ? rows.begin()->size() : 0;
   for (const auto& row : rows) {
     OX_CHECK(row.size() == width, Shape, "tensor", "ragged nested list: rows of ", width, " and ",
@@ -197,7 +202,7 @@ Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, TensorOption
 template <class T>
 Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks,
               TensorOptions options = {}) {
-  std::vector<T> flat;
+  std::vector<list_element_t<T>> flat;
   int64_t rows = -1, width = -1;
   for (const auto& block : blocks) {
     OX_CHECK(rows < 0 || int64_t(block.size()) == rows, Shape, "tensor",

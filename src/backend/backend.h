@@ -28,6 +28,9 @@ struct StridedArray {
   Device device;
 
   int64_t numel() const {
+    // A 0 first: [2^62, 2^62, 0] is a valid empty shape whose partial products overflow.
+    for (int64_t s : shape)
+      if (s == 0) return 0;
     int64_t n = 1;
     for (int64_t s : shape) n *= s;
     return n;

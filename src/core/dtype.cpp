@@ -1,5 +1,6 @@
 #include "oxmera/core/dtype.h"
 
+#include <cmath>
 #include <ostream>
 #include <string>
 
@@ -94,6 +95,30 @@ DType ResultType::get() const {
 
 DType result_type(DType tensor, const Scalar& scalar) {
   return ResultType().tensor(tensor).scalar(scalar).get();
+}
+
+bool scalar_fits(const Scalar& s, DType dt) {
+  if (dt == kBool || s.kind() == Scalar::Kind::Bool) return true;
+  if (is_floating(dt)) {
+    const double v = s.to_double();
+    const double max = dt == kF16    ? 65504.0
+                       : dt == kBF16 ? 0x1.fep127
+                       : dt == kF32  ? 0x1.fffffep127
+                                     : INFINITY;
+    return !std::isfinite(v) || std::fabs(v) <= max;
+  }
+  struct Range {
+    double lo, hi;  // i64's upper bound 2^63 is exclusive; the others are exact and inclusive
+  };
+  constexpr Range ranges[] = {{-0x1p63, 0x1p63}, {-0x1p31, 0x1p31 - 1}, {-32768, 32767},
+                              {-128, 127},       {0, 255}};
+  const Range r = ranges[static_cast<int>(dt) - static_cast<int>(kI64)];
+  if (s.kind() == Scalar::Kind::Float) {
+    const double v = std::trunc(s.to_double());
+    return std::isfinite(v) && v >= r.lo && (dt == kI64 ? v < r.hi : v <= r.hi);
+  }
+  const int64_t v = s.to_int();
+  return dt == kI64 || (double(v) >= r.lo && double(v) <= r.hi);
 }
 
 std::ostream& operator<<(std::ostream& os, const Scalar& s) {

@@ -45,7 +45,10 @@ Strides contiguous_strides(const Shape& shape) {
   int64_t running = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = running;
-    running *= std::max<int64_t>(shape[i], 1);
+    // Only a shape with a 0 in it can overflow here (checked_numel refuses the others, e.g.
+    // [2^62, 2^62, 0]); such strides never reach an element, so saturate instead of wrapping.
+    if (__builtin_mul_overflow(running, std::max<int64_t>(shape[i], 1), &running))
+      running = INT64_MAX;
   }
   return strides;
 }
@@ -100,15 +103,18 @@ Layout Layout::contiguous(const Shape& shape, int64_t offset) {
 }
 
 int64_t Layout::numel() const {
+  // A 0 first: [2^62, 2^62, 0] is a valid empty shape whose partial products overflow.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   return n;
 }
 
 bool Layout::is_contiguous() const {
+  // Empty layouts are contiguous whatever their strides (as PyTorch), so look for a 0 first.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return true;
   int64_t expected = 1;
   for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == 0) return true;
     if (shape[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= shape[i];
@@ -117,6 +123,8 @@ bool Layout::is_contiguous() const {
 }
 
 bool Layout::is_non_overlapping_and_dense() const {
+  // An empty layout reaches no element twice, whatever its strides.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return true;
   // Dense with some permutation: sort dims by stride and check they tile exactly.
   Dims order(shape.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
@@ -124,7 +132,6 @@ bool Layout::is_non_overlapping_and_dense() const {
             [&](int64_t a, int64_t b) { return strides[a] < strides[b]; });
   int64_t expected = 1;
   for (int64_t d : order) {
-    if (shape[d] == 0) return true;
     if (shape[d] == 1) continue;
     if (strides[d] != expected) return false;
     expected *= shape[d];
@@ -315,8 +322,8 @@ Layout Layout::diagonal(int64_t diag_offset, int64_t d0, int64_t d1) const {
 }
 
 Layout Layout::unfold(int64_t d, int64_t size, int64_t step) const {
-  const int64_t extent = dim() == 0 ? 1 : shape[wrap_dim(d, dim(), "unfold")];
-  if (dim() > 0) d = wrap_dim(d, dim(), "unfold");
+  d = wrap_dim(d, dim(), "unfold");  // a 0-d layout takes dim 0 or -1, as PyTorch
+  const int64_t extent = dim() == 0 ? 1 : shape[d];
   OX_CHECK(size >= 0 && size <= extent, Value, "unfold", "window size ", size,
            " exceeds dimension ", d, " of size ", extent);
   OX_CHECK(step > 0, Value, "unfold", "step must be positive, got ", step);

@@ -17,6 +17,8 @@ TensorOptions like_options(const Tensor& like, TensorOptions o) {
 }
 
 Tensor filled(const Shape& shape, const Scalar& value, DType dtype, Device device, const char* op) {
+  OX_CHECK(scalar_fits(value, dtype), Value, op, "value ", value, " cannot be converted to ", dtype,
+           " without overflow");
   Tensor t = make_empty(shape, dtype, device, op);
   return t.fill_(value);
 }
@@ -128,10 +130,19 @@ Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void
   const int64_t numel = checked_numel(shape, "from_blob");
   int64_t reach = 0;  // elements from `data` to one past the last one the layout reads
   if (numel > 0) {
-    OX_CHECK(layout.min_index() >= 0, Value, "from_blob", "negative strides ", layout.strides,
+    // The lowest and highest element reached, overflow-checked (Layout::min_index/max_index
+    // are not: huge strides would wrap around to a small reach).
+    int64_t lo = 0, hi = 0;
+    for (size_t i = 0; i < layout.shape.size(); ++i) {
+      int64_t step = 0;
+      OX_CHECK(!__builtin_mul_overflow(layout.shape[i] - 1, layout.strides[i], &step) &&
+                   !__builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi),
+               Shape, "from_blob", "strides ", layout.strides, " overflow for shape ", shape);
+    }
+    OX_CHECK(lo >= 0, Value, "from_blob", "negative strides ", layout.strides,
              " would read before the start of the memory");
-    OX_CHECK(!__builtin_add_overflow(layout.max_index(), 1, &reach), Shape, "from_blob",
-             "strides ", layout.strides, " overflow");
+    OX_CHECK(!__builtin_add_overflow(hi, 1, &reach), Shape, "from_blob", "strides ", layout.strides,
+             " overflow");
   }
   OX_CHECK(data || numel == 0, Value, "from_blob", "null pointer for ", numel, " elements");
   backend_for(device, "from_blob");  // refuses devices this build cannot address

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "backend/cpu/convert.h"
 #include "core/dispatch.h"
@@ -19,11 +21,22 @@ constexpr int64_t kSummarizeAbove = 1000;  // elements
 constexpr int64_t kEdgeItems = 3;
 constexpr size_t kLineWidth = 80;
 
-double element_at(const TensorImpl& t, const Dims& index) {
+const char* element_address(const TensorImpl& t, const Dims& index) {
   int64_t offset = 0;
   for (size_t d = 0; d < index.size(); ++d) offset += index[d] * t.layout().strides[d];
+  return static_cast<const char*>(t.data()) + offset * static_cast<int64_t>(dtype_size(t.dtype()));
+}
+
+double element_at(const TensorImpl& t, const Dims& index) {
   return dispatch_dtype(t.dtype(), [&]<class T>() {
-    return cpu::convert<double>(static_cast<const T*>(t.data())[offset]);
+    return cpu::convert<double>(*reinterpret_cast<const T*>(element_address(t, index)));
+  });
+}
+
+// Integers are read as int64, not through double, so every i64 prints exactly.
+int64_t integer_at(const TensorImpl& t, const Dims& index) {
+  return dispatch_dtype(t.dtype(), [&]<class T>() {
+    return cpu::convert<int64_t>(*reinterpret_cast<const T*>(element_address(t, index)));
   });
 }
 
@@ -41,40 +54,41 @@ void visit_shown(const Shape& shape, bool summarize, Dims& index, size_t d, F&& 
   }
 }
 
+// PyTorch's _Formatter: integers and bools are as wide as the widest shown; floats pick one
+// format from their nonzero finite values (integer mode "3.", fixed "%.4f" or scientific
+// "%.4e") and are as wide as the widest of those; nan, inf and zeros are padded to that width.
 class Formatter {
  public:
   Formatter(const TensorImpl& t, bool summarize) : dtype_(t.dtype()) {
+    const Shape& shape = t.layout().shape;
+    Dims index(shape.size());
     if (!is_floating(dtype_)) {
-      Dims index(t.layout().shape.size());
-      visit_shown(t.layout().shape, summarize, index, 0,
-                  [&](const Dims& i) { width_ = std::max(width_, format(element_at(t, i)).size()); });
+      visit_shown(shape, summarize, index, 0,
+                  [&](const Dims& i) { width_ = std::max(width_, format_at(t, i).size()); });
       return;
     }
     double lo = INFINITY, hi = 0;
-    bool all_integers = true, any = false;
-    Dims index(t.layout().shape.size());
-    visit_shown(t.layout().shape, summarize, index, 0, [&](const Dims& i) {
+    bool any = false;
+    visit_shown(shape, summarize, index, 0, [&](const Dims& i) {
       const double v = element_at(t, i);
       if (!std::isfinite(v) || v == 0) return;
       any = true;
       lo = std::min(lo, std::fabs(v));
       hi = std::max(hi, std::fabs(v));
-      all_integers &= std::nearbyint(v) == v;
+      integer_mode_ &= std::ceil(v) == v;
     });
-    if (any) {
-      integer_mode_ = all_integers && hi <= 1e8;
-      scientific_ = !integer_mode_ && (hi / lo > 1000 || hi > 1e8 || lo < 1e-4);
-    }
-    visit_shown(t.layout().shape, summarize, index, 0,
-                [&](const Dims& i) { width_ = std::max(width_, format(element_at(t, i)).size()); });
+    if (!any) return;  // only zeros, nan and inf: integer mode, width 1
+    scientific_ = hi / lo > 1000 || hi > 1e8 || (!integer_mode_ && lo < 1e-4);
+    if (scientific_) integer_mode_ = false;
+    visit_shown(shape, summarize, index, 0, [&](const Dims& i) {
+      const double v = element_at(t, i);
+      if (std::isfinite(v) && v != 0) width_ = std::max(width_, format(v).size());
+    });
   }
 
   std::string format(double v) const {
-    if (dtype_ == kBool) return v != 0 ? "True" : "False";
     char buf[64];
-    if (!is_floating(dtype_)) {
-      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-    } else if (std::isnan(v)) {
+    if (std::isnan(v)) {
       return "nan";
     } else if (std::isinf(v)) {
       return v > 0 ? "inf" : "-inf";
@@ -87,15 +101,21 @@ class Formatter {
     }
     return buf;
   }
-  std::string padded(double v) const {
-    std::string s = format(v);
+  std::string format_at(const TensorImpl& t, const Dims& index) const {
+    if (is_floating(dtype_)) return format(element_at(t, index));
+    const int64_t v = integer_at(t, index);
+    if (dtype_ == kBool) return v != 0 ? "True" : "False";
+    return std::to_string(v);
+  }
+  std::string padded_at(const TensorImpl& t, const Dims& index) const {
+    std::string s = format_at(t, index);
     return std::string(width_ > s.size() ? width_ - s.size() : 0, ' ') + s;
   }
   size_t width() const { return width_; }
 
  private:
   DType dtype_;
-  bool integer_mode_ = false, scientific_ = false;
+  bool integer_mode_ = true, scientific_ = false;
   size_t width_ = 1;
 };
 
@@ -106,24 +126,26 @@ void print_dim(std::ostream& os, const TensorImpl& t, const Formatter& fmt, bool
   const bool cut = summarize && n > 2 * kEdgeItems;
   os << '[';
   if (d + 1 == shape.size()) {
-    const size_t per_line = std::max<size_t>(1, (kLineWidth - indent) / (fmt.width() + 2));
-    size_t on_line = 0;
+    // As PyTorch's _vector_str: " ..." is an item of its own, and lines hold as many items
+    // of width + 2 as fit in the line width after the indent (at least one).
+    std::vector<std::string> items;
     for (int64_t i = 0; i < n; ++i) {
-      if (i > 0) {
-        os << ',';
-        if (++on_line == per_line) {
-          os << '\n' << std::string(indent + 1, ' ');
-          on_line = 0;
-        } else {
-          os << ' ';
-        }
-      }
       if (cut && i == kEdgeItems) {
-        os << "..., ";
+        items.emplace_back(" ...");
         i = n - kEdgeItems;
       }
       index[d] = i;
-      os << fmt.padded(element_at(t, index));
+      items.push_back(fmt.padded_at(t, index));
+    }
+    const size_t room = indent < kLineWidth ? kLineWidth - indent : 0;
+    const size_t per_line = std::max<size_t>(1, room / (fmt.width() + 2));
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (k > 0 && k % per_line == 0) {
+        os << ",\n" << std::string(indent + 1, ' ');
+      } else if (k > 0) {
+        os << ", ";
+      }
+      os << items[k];
     }
   } else {
     std::string gap(1, ',');  // appended, not concatenated: GCC 12 warns wrongly on `+` here
@@ -157,14 +179,18 @@ std::ostream& operator<<(std::ostream& os, const Tensor& tensor) {
     os << "[]";
     if (shape.size() > 1) os << ", size=" << shape;
   } else if (shape.empty()) {
-    os << Formatter(t, false).format(element_at(t, {}));
+    os << Formatter(t, false).format_at(t, {});
   } else {
     const Formatter fmt(t, summarize);
     Dims index(shape.size());
     print_dim(os, t, fmt, summarize, index, 0, indent);
   }
-  if (t.dtype() != kF32 && t.dtype() != kI64 && t.dtype() != kBool) os << ", dtype=" << t.dtype();
+  // As PyTorch: f32, i64 and bool go without saying, except when empty (no values to tell
+  // an i64 or a bool tensor from an f32 one); there only f32 does.
+  const bool default_dtype =
+      numel == 0 ? t.dtype() == kF32 : t.dtype() == kF32 || t.dtype() == kI64 || t.dtype() == kBool;
   if (!tensor.device().is_cpu()) os << ", device=" << tensor.device();
+  if (!default_dtype) os << ", dtype=" << t.dtype();
   return os << ')';
 }
 

@@ -65,10 +65,12 @@ const Strides& Tensor::strides() const { return checked("strides").layout().stri
 const Layout& Tensor::layout() const { return checked("layout").layout(); }
 int64_t Tensor::dim() const { return checked("dim").layout().dim(); }
 int64_t Tensor::size(int64_t d) const {
-  return shape()[static_cast<size_t>(wrap_dim(d, std::max<int64_t>(dim(), 1) , "size"))];
+  OX_CHECK(dim() > 0, Index, "size", "dimension ", d, " requested of a 0-d tensor");
+  return shape()[static_cast<size_t>(wrap_dim(d, dim(), "size"))];
 }
 int64_t Tensor::stride(int64_t d) const {
-  return strides()[static_cast<size_t>(wrap_dim(d, std::max<int64_t>(dim(), 1), "stride"))];
+  OX_CHECK(dim() > 0, Index, "stride", "dimension ", d, " requested of a 0-d tensor");
+  return strides()[static_cast<size_t>(wrap_dim(d, dim(), "stride"))];
 }
 int64_t Tensor::storage_offset() const { return checked("storage_offset").layout().offset; }
 int64_t Tensor::numel() const { return checked("numel").layout().numel(); }
@@ -266,6 +268,8 @@ Tensor& Tensor::fill_(const Scalar& value) {
   const TensorImpl& impl = checked("fill_");
   OX_CHECK(!has_internal_overlap(impl.layout()), Value, "fill_", "tensor of shape ",
            impl.layout().shape, " has elements sharing memory (an expanded tensor)");
+  OX_CHECK(scalar_fits(value, impl.dtype()), Value, "fill_", "value ", value,
+           " cannot be converted to ", impl.dtype(), " without overflow");
   backend_for(impl.device(), "fill_").fill(impl.array(), value);
   impl.storage()->bump_version();
   return *this;

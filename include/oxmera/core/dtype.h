@@ -95,7 +95,14 @@ class Scalar {
   constexpr Kind kind() const { return kind_; }
   constexpr bool is_floating() const { return kind_ == Kind::Float; }
   constexpr double to_double() const { return kind_ == Kind::Float ? d_ : double(i_); }
-  constexpr int64_t to_int() const { return kind_ == Kind::Float ? int64_t(d_) : i_; }
+  // Floats truncate toward zero and saturate to the int64 range; NaN gives 0.
+  constexpr int64_t to_int() const {
+    if (kind_ != Kind::Float) return i_;
+    if (!(d_ == d_)) return 0;
+    if (d_ <= -0x1p63) return INT64_MIN;
+    if (d_ >= 0x1p63) return INT64_MAX;
+    return static_cast<int64_t>(d_);
+  }
   // The dtype a bare number of this kind takes: f32 (the default float), i64, bool.
   constexpr DType default_dtype() const {
     return kind_ == Kind::Float ? kF32 : kind_ == Kind::Int ? kI64 : kBool;
@@ -109,6 +116,11 @@ class Scalar {
   };
 };
 std::ostream& operator<<(std::ostream& os, const Scalar& s);
+
+// Whether `s` converts to `dt` without overflow (as PyTorch's check when filling): integers
+// must be in range, floats finite and in range for integer dtypes, finite floats within the
+// largest finite value for float dtypes (inf and NaN themselves are fine there). Bool takes all.
+bool scalar_fits(const Scalar& s, DType dt);
 
 // torch.result_type over mixed operands. Dimensioned tensors decide the dtype; zero-dim
 // tensors and bare numbers only move it to a higher category (int tensor + 2.5 -> f32,

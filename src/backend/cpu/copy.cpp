@@ -71,8 +71,10 @@ void arange(const StridedArray& dst, const Scalar& start, const Scalar& step) {
     T* d = static_cast<T*>(dst.data);
     parallel_for(0, dst.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
       if constexpr (std::is_integral_v<T>) {
-        const int64_t s0 = start.to_int(), s = step.to_int();
-        for (int64_t i = b; i < e; ++i) d[i] = convert<T>(s0 + i * s);
+        // Modulo 2^64: i * step may overflow int64 (arange(INT64_MIN, INT64_MAX, INT64_MAX)
+        // ends at 2 * INT64_MAX + INT64_MIN) although every element fits.
+        const uint64_t s0 = uint64_t(start.to_int()), s = uint64_t(step.to_int());
+        for (int64_t i = b; i < e; ++i) d[i] = convert<T>(int64_t(s0 + uint64_t(i) * s));
       } else {
         const double s0 = start.to_double(), s = step.to_double();
         for (int64_t i = b; i < e; ++i) d[i] = convert<T>(s0 + double(i) * s);

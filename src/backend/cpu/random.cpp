@@ -2,6 +2,8 @@
 // work over threads gives the same numbers.
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "backend/cpu/convert.h"
 #include "backend/cpu/kernels.h"
@@ -29,6 +31,22 @@ void for_each_draw(int64_t n, philox::Kind kind, uint64_t seed, uint64_t first, 
   });
 }
 
+// The largest T below `to`. Rounding a draw from [from, to) to T can carry it up to `to` (f32
+// rounds 1 + (1 - 2^-24) to 2, f16 rounds 1 - 2^-12 to 1); such draws take this value instead.
+template <class T>
+T largest_below(double to) {
+  const T t = convert<T>(to);
+  if constexpr (is_half_v<T>) {
+    if (convert<double>(t) < to) return t;
+    const uint16_t bits = t.bits;  // sign and magnitude: one step towards -inf
+    return T::from_bits(uint16_t(bits == 0 ? 0x8001u : (bits & 0x8000u) ? bits + 1u : bits - 1u));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return convert<double>(t) < to ? t : std::nextafter(t, -std::numeric_limits<T>::infinity());
+  } else {
+    return t;  // uniform draws are floating only
+  }
+}
+
 }  // namespace
 
 void random(const StridedArray& dst, const RandomSpec& spec) {
@@ -38,15 +56,18 @@ void random(const StridedArray& dst, const RandomSpec& spec) {
     const int64_t n = dst.numel();
     const double a = spec.a;
     const double scale = kind == philox::Kind::Normal ? spec.b : spec.b - spec.a;
+    // Uniform draws stay in [a, b) in every dtype, whatever rounding to T does.
+    const T top = largest_below<T>(spec.b);
+    const auto below_b = [&](T v) { return spec.b > a && convert<double>(v) >= spec.b ? top : v; };
     switch (kind) {
       case philox::Kind::Uniform32:
         for_each_draw(n, kind, spec.seed, spec.first_block, [&](int64_t i, const auto& blk, int l) {
-          d[i] = convert<T>(float(a + scale * double(philox::uniform32(blk, l))));
+          d[i] = below_b(convert<T>(float(a + scale * double(philox::uniform32(blk, l)))));
         });
         break;
       case philox::Kind::Uniform64:
         for_each_draw(n, kind, spec.seed, spec.first_block, [&](int64_t i, const auto& blk, int l) {
-          d[i] = convert<T>(a + scale * philox::uniform64(blk, l));
+          d[i] = below_b(convert<T>(a + scale * philox::uniform64(blk, l)));
         });
         break;
       case philox::Kind::Normal:

@@ -1,0 +1,193 @@
+// The CPU caching allocator, on fresh instances (never the process-wide one): which blocks it
+// keeps, alignment, the cache limit and its accounting, emptying, and bad sizes.
+
+#include <gtest/gtest.h>
+#include <oxmera/oxmera.h>
+
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/cpu_allocator.h"
+
+namespace {
+
+using ox::cpu::CachingAllocator;
+
+// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
+template <class F>
+ox::Error caught(F&& f) {
+  try {
+    f();
+  } catch (const ox::Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an ox::Error";
+  return ox::Error(ox::ErrorKind::Internal, "none");
+}
+
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr size_t kMin = CachingAllocator::kMinCachedBytes;
+
+bool aligned64(const void* p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; }
+
+TEST(Allocator, ZeroBytesIsNull) {
+  CachingAllocator a;
+  EXPECT_EQ(a.allocate(0), nullptr);
+  a.deallocate(nullptr, 0);  // harmless
+  a.deallocate(nullptr, kMiB);
+  EXPECT_EQ(a.cached_bytes(), 0u);
+}
+
+TEST(Allocator, BlocksAre64ByteAlignedAndUsable) {
+  CachingAllocator a;
+  for (size_t n : {size_t{1}, size_t{7}, size_t{63}, size_t{64}, size_t{65}, size_t{100},
+                   size_t{4095}, size_t{4097}, kMin - 1, kMin, kMin + 1, size_t{100000}, kMiB}) {
+    void* p = a.allocate(n);
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_TRUE(aligned64(p)) << n;
+    std::memset(p, 0xab, n);  // every requested byte is writable
+    a.deallocate(p, n);
+  }
+}
+
+TEST(Allocator, LargeBlockIsReusedForTheSameSize) {
+  CachingAllocator a;
+  a.set_cache_limit(64 * kMiB);
+  void* p = a.allocate(kMiB);
+  a.deallocate(p, kMiB);
+  EXPECT_EQ(a.cached_bytes(), kMiB);
+  void* q = a.allocate(kMiB);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(a.cached_bytes(), 0u);
+  a.deallocate(q, kMiB);
+}
+
+TEST(Allocator, SmallestCachedSizeIsReused) {
+  CachingAllocator a;
+  a.set_cache_limit(64 * kMiB);
+  void* p = a.allocate(kMin);
+  a.deallocate(p, kMin);
+  EXPECT_EQ(a.cached_bytes(), kMin);
+  EXPECT_EQ(a.allocate(kMin), p);
+  a.deallocate(p, kMin);
+}
+
+TEST(Allocator, CachedBlockIsNotHandedOutForAnotherSize) {
+  CachingAllocator a;
+  a.set_cache_limit(64 * kMiB);
+  void* p = a.allocate(kMiB);
+  a.deallocate(p, kMiB);
+  void* q = a.allocate(2 * kMiB);  // a different size class: the cached block stays cached
+  EXPECT_NE(q, p);
+  EXPECT_EQ(a.cached_bytes(), kMiB);
+  std::memset(q, 0, 2 * kMiB);
+  a.deallocate(q, 2 * kMiB);
+  EXPECT_EQ(a.cached_bytes(), 3 * kMiB);
+}
+
+TEST(Allocator, SeveralBlocksOfOneSizeAllComeBack) {
+  CachingAllocator a;
+  a.set_cache_limit(64 * kMiB);
+  std::set<void*> freed;
+  for (int i = 0; i < 3; ++i) freed.insert(a.allocate(kMiB));
+  ASSERT_EQ(freed.size(), 3u);
+  for (void* p : freed) a.deallocate(p, kMiB);
+  EXPECT_EQ(a.cached_bytes(), 3 * kMiB);
+  std::set<void*> again;
+  for (int i = 0; i < 3; ++i) again.insert(a.allocate(kMiB));
+  EXPECT_EQ(again, freed);
+  EXPECT_EQ(a.cached_bytes(), 0u);
+  for (void* p : again) a.deallocate(p, kMiB);
+}
+
+TEST(Allocator, SmallBlocksAreNotCached) {
+  CachingAllocator a;
+  a.set_cache_limit(64 * kMiB);
+  for (size_t n : {size_t{1}, size_t{64}, size_t{1024}, size_t{4096}, kMin / 2, kMin - 4096}) {
+    void* p = a.allocate(n);
+    a.deallocate(p, n);
+    EXPECT_EQ(a.cached_bytes(), 0u) << n;
+  }
+}
+
+TEST(Allocator, ZeroLimitDisablesCaching) {
+  CachingAllocator a;
+  a.set_cache_limit(0);
+  EXPECT_EQ(a.cache_limit(), 0u);
+  void* p = a.allocate(kMiB);
+  a.deallocate(p, kMiB);
+  EXPECT_EQ(a.cached_bytes(), 0u);
+}
+
+TEST(Allocator, CacheLimitIsRespected) {
+  CachingAllocator a;
+  a.set_cache_limit(3 * kMiB);
+  EXPECT_EQ(a.cache_limit(), 3 * kMiB);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 5; ++i) blocks.push_back(a.allocate(kMiB));
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    a.deallocate(blocks[i], kMiB);
+    EXPECT_EQ(a.cached_bytes(), std::min<size_t>(i + 1, 3) * kMiB) << i;
+  }
+  // A block that alone exceeds the limit is never kept.
+  void* big = a.allocate(4 * kMiB);
+  a.deallocate(big, 4 * kMiB);
+  EXPECT_EQ(a.cached_bytes(), 3 * kMiB);
+  // Lowering the limit below what is cached gives memory back.
+  a.set_cache_limit(kMiB);
+  EXPECT_LE(a.cached_bytes(), kMiB);
+  a.set_cache_limit(0);
+  EXPECT_EQ(a.cached_bytes(), 0u);
+}
+
+TEST(Allocator, EmptyCacheFreesEverything) {
+  CachingAllocator a;
+  a.set_cache_limit(64 * kMiB);
+  void* p = a.allocate(kMiB);
+  void* q = a.allocate(3 * kMiB);
+  a.deallocate(p, kMiB);
+  a.deallocate(q, 3 * kMiB);
+  EXPECT_EQ(a.cached_bytes(), 4 * kMiB);
+  a.empty_cache();
+  EXPECT_EQ(a.cached_bytes(), 0u);
+  a.empty_cache();  // twice is fine
+  EXPECT_EQ(a.cached_bytes(), 0u);
+  void* r = a.allocate(kMiB);  // still works afterwards
+  EXPECT_TRUE(aligned64(r));
+  a.deallocate(r, kMiB);
+  EXPECT_EQ(a.cached_bytes(), kMiB);
+}
+
+TEST(Allocator, ImpossibleSizesGiveTypedErrors) {
+  CachingAllocator a;
+  EXPECT_EQ(caught([&] { (void)a.allocate(SIZE_MAX); }).kind(), ox::ErrorKind::Value);
+  // Far beyond any address space: out of memory, reported, not a null pointer.
+  EXPECT_EQ(caught([&] { (void)a.allocate(size_t{1} << 62); }).kind(), ox::ErrorKind::Backend);
+  EXPECT_EQ(a.cached_bytes(), 0u);
+}
+
+TEST(Allocator, ConcurrentUseKeepsTheAccountingConsistent) {
+  CachingAllocator a;
+  a.set_cache_limit(8 * kMiB);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&a, t] {
+      for (int i = 0; i < 500; ++i) {
+        const size_t n = kMin * size_t(1 + (i + t) % 4);
+        auto* p = static_cast<unsigned char*>(a.allocate(n));
+        p[0] = p[n - 1] = static_cast<unsigned char>(t);
+        a.deallocate(p, n);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_LE(a.cached_bytes(), 8 * kMiB);
+  EXPECT_GT(a.cached_bytes(), 0u);
+  a.empty_cache();
+  EXPECT_EQ(a.cached_bytes(), 0u);
+}
+
+}  // namespace

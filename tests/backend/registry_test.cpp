@@ -1,0 +1,119 @@
+// The backend registry and the process-wide runtime settings (runtime.h).
+
+#include <gtest/gtest.h>
+#include <oxmera/oxmera.h>
+
+#include <string>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_allocator.h"
+
+namespace {
+
+// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
+template <class F>
+ox::Error caught(F&& f) {
+  try {
+    f();
+  } catch (const ox::Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an ox::Error";
+  return ox::Error(ox::ErrorKind::Internal, "none");
+}
+
+const ox::BackendInfo* find_info(const std::vector<ox::BackendInfo>& infos,
+                                 const std::string& name) {
+  for (const auto& i : infos)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+TEST(Backend, InfosListCpuAvailable) {
+  const auto infos = ox::backend_infos();
+  EXPECT_EQ(infos.size(), 2u);  // every backend this library knows, built or not
+  const ox::BackendInfo* cpu = find_info(infos, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_TRUE(cpu->available);
+  EXPECT_TRUE(cpu->reason.empty()) << cpu->reason;
+  ASSERT_EQ(cpu->devices.size(), 1u);
+  EXPECT_FALSE(cpu->devices[0].empty());
+  EXPECT_FALSE(cpu->features.empty());
+  for (const auto& [key, value] : cpu->features) {
+    EXPECT_FALSE(key.empty());
+    EXPECT_FALSE(value.empty()) << key;
+  }
+}
+
+TEST(Backend, InfosListCudaUnavailableWithAReason) {
+  const auto infos = ox::backend_infos();
+  const ox::BackendInfo* cuda = find_info(infos, "cuda");
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_FALSE(cuda->available);
+  EXPECT_FALSE(cuda->reason.empty());
+  EXPECT_TRUE(cuda->devices.empty());
+}
+
+TEST(Backend, CpuBackendIsRegistered) {
+  ox::Backend* cpu = ox::find_backend(ox::DeviceType::CPU);
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->device_type(), ox::DeviceType::CPU);
+  EXPECT_EQ(cpu->device_count(), 1);
+  EXPECT_EQ(&ox::backend_for(ox::Device::cpu(), "probe"), cpu);
+  EXPECT_EQ(&ox::backend_for(ox::DeviceType::CPU, "probe"), cpu);
+  EXPECT_EQ(&cpu->allocator(0), &ox::cpu::cpu_allocator());
+}
+
+TEST(Backend, MissingCudaBackendIsADeviceError) {
+  EXPECT_EQ(ox::find_backend(ox::DeviceType::CUDA), nullptr);
+  const ox::Error e = caught([] { ox::backend_for(ox::DeviceType::CUDA, "probe"); });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Device);
+  EXPECT_EQ(std::string(e.what()).rfind("[probe]", 0), 0u) << e.what();
+  EXPECT_EQ(caught([] { ox::backend_for(ox::Device::cuda(0), "probe"); }).kind(),
+            ox::ErrorKind::Device);
+  // Through the public API too.
+  EXPECT_EQ(caught([] { ox::zeros({2}, {.device = ox::Device::cuda()}); }).kind(),
+            ox::ErrorKind::Device);
+  EXPECT_EQ(caught([] { ox::rand({2}, {.device = ox::Device::cuda()}); }).kind(),
+            ox::ErrorKind::Device);
+}
+
+TEST(Backend, CpuDeviceIndexOutOfRangeIsADeviceError) {
+  const ox::Error e = caught([] { ox::backend_for(ox::Device(ox::DeviceType::CPU, 1), "probe"); });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Device);
+  EXPECT_EQ(caught([] { ox::backend_for(ox::Device(ox::DeviceType::CPU, -1), "probe"); }).kind(),
+            ox::ErrorKind::Device);
+  EXPECT_EQ(caught([] { ox::zeros({2}, {.device = ox::Device(ox::DeviceType::CPU, 1)}); }).kind(),
+            ox::ErrorKind::Device);
+}
+
+TEST(Backend, EmptyCacheReturnsTheCpuCache) {
+  ox::cpu::CachingAllocator& global = ox::cpu::cpu_allocator();
+  const size_t saved_limit = global.cache_limit();
+  global.set_cache_limit(size_t{64} << 20);
+  { ox::Tensor t = ox::zeros({int64_t{1} << 18}, ox::kF32); }  // 1 MiB, freed into the cache
+  EXPECT_GE(global.cached_bytes(), size_t{1} << 20);
+  ox::empty_cache();
+  EXPECT_EQ(global.cached_bytes(), 0u);
+  global.set_cache_limit(saved_limit);
+}
+
+TEST(Threads, SetAndGet) {
+  const int saved = ox::get_num_threads();
+  EXPECT_GE(saved, 1);
+  ox::set_num_threads(3);
+  EXPECT_EQ(ox::get_num_threads(), 3);
+  ox::set_num_threads(1);
+  EXPECT_EQ(ox::get_num_threads(), 1);
+  ox::set_num_threads(saved);
+  EXPECT_EQ(ox::get_num_threads(), saved);
+}
+
+TEST(Threads, NonPositiveCountIsAValueErrorAndChangesNothing) {
+  const int saved = ox::get_num_threads();
+  EXPECT_EQ(caught([] { ox::set_num_threads(0); }).kind(), ox::ErrorKind::Value);
+  EXPECT_EQ(caught([] { ox::set_num_threads(-4); }).kind(), ox::ErrorKind::Value);
+  EXPECT_EQ(ox::get_num_threads(), saved);
+}
+
+}  // namespace
