@@ -12,10 +12,10 @@ void set_num_threads(int n);
 int get_num_threads();
 
 struct BackendInfo {
-  std::string name;                 // "cpu", "cuda"
-  bool available = false;           // usable in this process
-  std::string reason;               // why not, when it is not
-  std::vector<std::string> devices; // one line each
+  std::string name;                                           // "cpu", "cuda"
+  bool available = false;                                     // usable in this process
+  std::string reason;                                         // why not, when it is not
+  std::vector<std::string> devices;                           // one line each
   std::vector<std::pair<std::string, std::string>> features;  // key, value
 };
 // Every backend built into this library, available or not, with what it reports.

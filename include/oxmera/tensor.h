@@ -86,7 +86,7 @@ class Tensor {
   void* raw_data_ptr(DType expected) const;
 
   // Views: share storage, change the layout only.
-  Tensor view(const Shape& shape) const;  // -1 allowed; Shape error when no view exists
+  Tensor view(const Shape& shape) const;     // -1 allowed; Shape error when no view exists
   Tensor reshape(const Shape& shape) const;  // a view when possible, a copy otherwise
   Tensor permute(const Dims& dims) const;
   Tensor transpose(int64_t d0, int64_t d1) const;
@@ -215,7 +215,8 @@ Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<
       flat.insert(flat.end(), row.begin(), row.end());
     }
   }
-  return tensor(flat, {int64_t(blocks.size()), std::max<int64_t>(rows, 0), std::max<int64_t>(width, 0)},
+  return tensor(flat,
+                {int64_t(blocks.size()), std::max<int64_t>(rows, 0), std::max<int64_t>(width, 0)},
                 options);
 }
 // A 0-d tensor holding one number.

@@ -39,7 +39,7 @@ struct StridedArray {
 };
 
 struct RandomSpec {
-  philox::Kind kind;     // Uniform32, Uniform64, Normal or Integer
+  philox::Kind kind;  // Uniform32, Uniform64, Normal or Integer
 
   uint64_t seed;
   uint64_t first_block;  // the generator's counter for element 0 (philox.h)

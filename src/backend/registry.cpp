@@ -51,8 +51,8 @@ Backend& backend_for(DeviceType type, const char* op) {
 
 Backend& backend_for(Device device, const char* op) {
   Backend& b = backend_for(device.type(), op);
-  OX_CHECK(device.index() >= 0 && device.index() < b.device_count(), Device, op, "device ",
-           device, " does not exist (", b.device_count(), " ", device_type_name(device.type()),
+  OX_CHECK(device.index() >= 0 && device.index() < b.device_count(), Device, op, "device ", device,
+           " does not exist (", b.device_count(), " ", device_type_name(device.type()),
            " device(s) present)");
   return b;
 }

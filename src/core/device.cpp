@@ -18,16 +18,13 @@ Device Device::parse(std::string_view text) {
     const std::string_view digits = text.substr(5);
     int index = -1;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    if (ec == std::errc() && end == digits.data() + digits.size() && index >= 0)
-      return cuda(index);
+    if (ec == std::errc() && end == digits.data() + digits.size() && index >= 0) return cuda(index);
   }
   OX_FAIL(Value, "Device", "cannot parse device '", std::string(text),
           "' (expected cpu, cuda or cuda:N)");
 }
 
-std::string Device::str() const {
-  return is_cpu() ? "cpu" : "cuda:" + std::to_string(index_);
-}
+std::string Device::str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index_); }
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 

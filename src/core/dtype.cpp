@@ -23,13 +23,11 @@ DType parse_dtype(std::string_view name) {
     DType dtype;
   };
   static constexpr Alias aliases[] = {
-      {"f32", kF32},      {"float32", kF32},  {"float", kF32},  {"f64", kF64},
-      {"float64", kF64},  {"double", kF64},   {"f16", kF16},    {"float16", kF16},
-      {"half", kF16},     {"bf16", kBF16},    {"bfloat16", kBF16}, {"i64", kI64},
-      {"int64", kI64},    {"long", kI64},     {"i32", kI32},    {"int32", kI32},
-      {"int", kI32},      {"i16", kI16},      {"int16", kI16},  {"short", kI16},
-      {"i8", kI8},        {"int8", kI8},      {"u8", kU8},      {"uint8", kU8},
-      {"bool", kBool},
+      {"f32", kF32},       {"float32", kF32}, {"float", kF32},   {"f64", kF64},   {"float64", kF64},
+      {"double", kF64},    {"f16", kF16},     {"float16", kF16}, {"half", kF16},  {"bf16", kBF16},
+      {"bfloat16", kBF16}, {"i64", kI64},     {"int64", kI64},   {"long", kI64},  {"i32", kI32},
+      {"int32", kI32},     {"int", kI32},     {"i16", kI16},     {"int16", kI16}, {"short", kI16},
+      {"i8", kI8},         {"int8", kI8},     {"u8", kU8},       {"uint8", kU8},  {"bool", kBool},
   };
   for (const Alias& a : aliases)
     if (a.name == name) return a.dtype;
@@ -110,8 +108,8 @@ bool scalar_fits(const Scalar& s, DType dt) {
   struct Range {
     double lo, hi;  // i64's upper bound 2^63 is exclusive; the others are exact and inclusive
   };
-  constexpr Range ranges[] = {{-0x1p63, 0x1p63}, {-0x1p31, 0x1p31 - 1}, {-32768, 32767},
-                              {-128, 127},       {0, 255}};
+  constexpr Range ranges[] = {
+      {-0x1p63, 0x1p63}, {-0x1p31, 0x1p31 - 1}, {-32768, 32767}, {-128, 127}, {0, 255}};
   const Range r = ranges[static_cast<int>(dt) - static_cast<int>(kI64)];
   if (s.kind() == Scalar::Kind::Float) {
     const double v = std::trunc(s.to_double());
@@ -123,9 +121,12 @@ bool scalar_fits(const Scalar& s, DType dt) {
 
 std::ostream& operator<<(std::ostream& os, const Scalar& s) {
   switch (s.kind()) {
-    case Scalar::Kind::Float: return os << s.to_double();
-    case Scalar::Kind::Int: return os << s.to_int();
-    case Scalar::Kind::Bool: return os << (s.to_int() ? "true" : "false");
+    case Scalar::Kind::Float:
+      return os << s.to_double();
+    case Scalar::Kind::Int:
+      return os << s.to_int();
+    case Scalar::Kind::Bool:
+      return os << (s.to_int() ? "true" : "false");
   }
   return os;
 }

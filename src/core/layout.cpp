@@ -35,8 +35,8 @@ int64_t checked_numel(const Shape& shape, std::string_view op) {
 
 int64_t checked_nbytes(int64_t numel, int64_t element_size, std::string_view op) {
   int64_t bytes = 0;
-  OX_CHECK(!__builtin_mul_overflow(numel, element_size, &bytes), Shape, op, numel,
-           " elements of ", element_size, " bytes overflow a 64-bit byte count");
+  OX_CHECK(!__builtin_mul_overflow(numel, element_size, &bytes), Shape, op, numel, " elements of ",
+           element_size, " bytes overflow a 64-bit byte count");
   return bytes;
 }
 
@@ -88,14 +88,28 @@ Shape infer_shape(const Shape& proposed, int64_t numel, std::string_view op) {
              " has more than 2^63 elements");
   }
   if (infer_at >= 0) {
-    OX_CHECK(known != 0 && numel % known == 0, Shape, op, "shape ", proposed,
-             " is invalid for ", numel, " elements");
+    OX_CHECK(known != 0 && numel % known == 0, Shape, op, "shape ", proposed, " is invalid for ",
+             numel, " elements");
     out[infer_at] = numel / known;
   } else {
-    OX_CHECK(known == numel, Shape, op, "shape ", proposed, " is invalid for ", numel,
-             " elements");
+    OX_CHECK(known == numel, Shape, op, "shape ", proposed, " is invalid for ", numel, " elements");
   }
   return out;
+}
+
+std::pair<int64_t, int64_t> checked_reach(const Layout& l, std::string_view op) {
+  OX_CHECK(l.shape.size() == l.strides.size(), Shape, op, "shape ", l.shape, " and strides ",
+           l.strides, " differ in length");
+  int64_t lo = l.offset, hi = l.offset;
+  if (std::find(l.shape.begin(), l.shape.end(), 0) != l.shape.end()) return {lo, hi};
+  for (size_t i = 0; i < l.shape.size(); ++i) {
+    int64_t step = 0;
+    const bool overflow = __builtin_mul_overflow(l.shape[i] - 1, l.strides[i], &step) ||
+                          __builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi);
+    OX_CHECK(!overflow, Shape, op, "strides ", l.strides, " with offset ", l.offset,
+             " overflow 64 bits for shape ", l.shape);
+  }
+  return {lo, hi};
 }
 
 Layout Layout::contiguous(const Shape& shape, int64_t offset) {
@@ -189,8 +203,8 @@ Layout Layout::narrow(int64_t d, int64_t start, int64_t length) const {
   if (start < 0 && start >= -size) start += size;
   OX_CHECK(start >= 0 && start <= size, Index, "narrow", "start ", start,
            " out of range for dimension ", d, " of size ", size);
-  OX_CHECK(length >= 0 && length <= size - start, Index, "narrow", "start ", start,
-           " + length ", length, " exceeds dimension ", d, " of size ", size);
+  OX_CHECK(length >= 0 && length <= size - start, Index, "narrow", "start ", start, " + length ",
+           length, " exceeds dimension ", d, " of size ", size);
   Layout out = *this;
   out.shape[d] = length;
   if (length > 0) out.offset += start * strides[d];
@@ -229,8 +243,8 @@ Layout Layout::select(int64_t d, int64_t index) const {
 }
 
 Layout Layout::expand(const Shape& target) const {
-  OX_CHECK(target.size() >= shape.size(), Shape, "expand", "cannot expand shape ", shape,
-           " to ", target, " with fewer dimensions");
+  OX_CHECK(target.size() >= shape.size(), Shape, "expand", "cannot expand shape ", shape, " to ",
+           target, " with fewer dimensions");
   const size_t lead = target.size() - shape.size();
   Layout out{target, Strides(target.size(), 0), offset};
   for (size_t i = 0; i < target.size(); ++i) {
@@ -354,8 +368,8 @@ std::optional<Layout> Layout::view(const Shape& new_shape) const {
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t tensor_d = dim() - 1; tensor_d >= 0; --tensor_d) {
     tensor_numel *= shape[tensor_d];
-    if (tensor_d == 0 || (shape[tensor_d - 1] != 1 &&
-                          strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    if (tensor_d == 0 ||
+        (shape[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
         out.strides[view_d] = view_numel * chunk_base_stride;
         view_numel *= new_shape[view_d];

@@ -68,8 +68,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
     const int64_t s0 = start.to_int(), s1 = end.to_int(), st = step.to_int();
     OX_CHECK(st != 0, Value, "arange", "step must be nonzero");
     OX_CHECK((st > 0 && s1 >= s0) || (st < 0 && s1 <= s0), Value, "arange",
-             "upper bound and step sign are inconsistent: start ", start, ", end ", end,
-             ", step ", step);
+             "upper bound and step sign are inconsistent: start ", start, ", end ", end, ", step ",
+             step);
     // |s1 - s0| as unsigned cannot overflow; the count is its ceiling division by |step|.
     const uint64_t span = st > 0 ? uint64_t(s1) - uint64_t(s0) : uint64_t(s0) - uint64_t(s1);
     const uint64_t stride = st > 0 ? uint64_t(st) : 0 - uint64_t(st);
@@ -78,12 +78,12 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
     n = static_cast<int64_t>(count);
   } else {
     const double s0 = start.to_double(), s1 = end.to_double(), st = step.to_double();
-    OX_CHECK(std::isfinite(s0) && std::isfinite(s1) && std::isfinite(st), Value, "arange",
-             "start ", start, ", end ", end, " and step ", step, " must be finite");
+    OX_CHECK(std::isfinite(s0) && std::isfinite(s1) && std::isfinite(st), Value, "arange", "start ",
+             start, ", end ", end, " and step ", step, " must be finite");
     OX_CHECK(st != 0, Value, "arange", "step must be nonzero");
     OX_CHECK((st > 0 && s1 >= s0) || (st < 0 && s1 <= s0), Value, "arange",
-             "upper bound and step sign are inconsistent: start ", start, ", end ", end,
-             ", step ", step);
+             "upper bound and step sign are inconsistent: start ", start, ", end ", end, ", step ",
+             step);
     const double count = std::ceil((s1 - s0) / st);
     OX_CHECK(count < 0x1p62, Shape, "arange", "would produce ", count, " elements");
     n = static_cast<int64_t>(count);
@@ -112,8 +112,8 @@ Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions o) {
 Tensor tensor_from_host(const void* data, DType data_dtype, int64_t count, const Shape& shape,
                         TensorOptions o) {
   const int64_t numel = checked_numel(shape, "tensor");
-  OX_CHECK(numel == count, Shape, "tensor", count, " values cannot fill shape ", shape, " (",
-           numel, " elements)");
+  OX_CHECK(numel == count, Shape, "tensor", count, " values cannot fill shape ", shape, " (", numel,
+           " elements)");
   const DType dtype = o.dtype.value_or(data_dtype);
   Tensor out = make_empty(shape, dtype, device_of(o), "tensor");
   const StridedArray host{const_cast<void*>(data), shape, contiguous_strides(shape), data_dtype,
@@ -125,20 +125,10 @@ Tensor tensor_from_host(const void* data, DType data_dtype, int64_t count, const
 Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void(void*)> deleter,
                  std::optional<Strides> strides, Device device) {
   Layout layout = strides ? Layout{shape, *strides, 0} : Layout::contiguous(shape);
-  OX_CHECK(layout.shape.size() == layout.strides.size(), Shape, "from_blob", "shape ", shape,
-           " and strides ", layout.strides, " differ in length");
   const int64_t numel = checked_numel(shape, "from_blob");
+  const auto [lo, hi] = checked_reach(layout, "from_blob");
   int64_t reach = 0;  // elements from `data` to one past the last one the layout reads
   if (numel > 0) {
-    // The lowest and highest element reached, overflow-checked (Layout::min_index/max_index
-    // are not: huge strides would wrap around to a small reach).
-    int64_t lo = 0, hi = 0;
-    for (size_t i = 0; i < layout.shape.size(); ++i) {
-      int64_t step = 0;
-      OX_CHECK(!__builtin_mul_overflow(layout.shape[i] - 1, layout.strides[i], &step) &&
-                   !__builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi),
-               Shape, "from_blob", "strides ", layout.strides, " overflow for shape ", shape);
-    }
     OX_CHECK(lo >= 0, Value, "from_blob", "negative strides ", layout.strides,
              " would read before the start of the memory");
     OX_CHECK(!__builtin_add_overflow(hi, 1, &reach), Shape, "from_blob", "strides ", layout.strides,

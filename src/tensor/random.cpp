@@ -116,9 +116,11 @@ Tensor randint(int64_t high, const Shape& shape, TensorOptions o, Generator* gen
 Tensor randperm(int64_t n, TensorOptions o, Generator* gen) {
   const DType dt = o.dtype.value_or(kI64);
   OX_CHECK(n >= 0, Value, "randperm", "n must be non-negative, got ", n);
-  OX_CHECK(dt != kBool && fits(dt, 0, n - 1), Value, "randperm", "n = ", n,
-           " does not fit dtype ", dt);
-  OX_CHECK(!is_floating(dt) || n <= (int64_t{1} << (dt == kF64 ? 53 : dt == kF32 ? 24 : 8)),
+  OX_CHECK(dt != kBool && fits(dt, 0, n - 1), Value, "randperm", "n = ", n, " does not fit dtype ",
+           dt);
+  OX_CHECK(!is_floating(dt) || n <= (int64_t{1} << (dt == kF64   ? 53
+                                                    : dt == kF32 ? 24
+                                                                 : 8)),
            Value, "randperm", "n = ", n, " is not exactly representable in ", dt);
   Tensor t = empty({n}, {dt, o.device});
   Generator& g = pick(gen);

@@ -15,7 +15,10 @@ namespace ox {
 class Storage {
  public:
   Storage(size_t nbytes, Device device, Allocator& allocator)
-      : data_(allocator.allocate(nbytes)), nbytes_(nbytes), device_(device), allocator_(&allocator) {}
+      : data_(allocator.allocate(nbytes)),
+        nbytes_(nbytes),
+        device_(device),
+        allocator_(&allocator) {}
   Storage(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter)
       : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
   Storage(const Storage&) = delete;

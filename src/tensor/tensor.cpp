@@ -13,8 +13,7 @@ Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op
   Backend& backend = backend_for(device, op);
   auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), device,
                                            backend.allocator(device.index()));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape),
-                                             dtype));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape), dtype));
 }
 
 Tensor make_view(const Tensor& like, Layout layout) {
@@ -47,7 +46,7 @@ bool may_overlap(const TensorImpl& dst, const TensorImpl& src) {
                 src_hi = (src.layout().max_index() + 1) * src_size;
   if (dst_hi <= src_lo || src_hi <= dst_lo) return false;
   // Exactly the same elements in the same order is an elementwise-safe alias.
-  return !(dst.layout() .offset * size == src.layout().offset * src_size && size == src_size &&
+  return !(dst.layout().offset * size == src.layout().offset * src_size && size == src_size &&
            dst.layout().strides == src.layout().strides);
 }
 
@@ -171,8 +170,8 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   if (s.empty()) return reshape({1});
   start_dim = wrap_dim(start_dim, dim(), "flatten");
   end_dim = wrap_dim(end_dim, dim(), "flatten");
-  OX_CHECK(start_dim <= end_dim, Value, "flatten", "start_dim ", start_dim,
-           " comes after end_dim ", end_dim);
+  OX_CHECK(start_dim <= end_dim, Value, "flatten", "start_dim ", start_dim, " comes after end_dim ",
+           end_dim);
   Shape target(s.begin(), s.begin() + start_dim);
   int64_t merged = 1;
   for (int64_t d = start_dim; d <= end_dim; ++d) merged *= s[d];
@@ -195,27 +194,14 @@ Tensor Tensor::unflatten(int64_t d, const Shape& sizes) const {
 Tensor Tensor::as_strided(const Shape& new_shape, const Strides& new_strides,
                           std::optional<int64_t> offset) const {
   const TensorImpl& impl = checked("as_strided");
-  OX_CHECK(new_shape.size() == new_strides.size(), Shape, "as_strided", "shape ", new_shape,
-           " and strides ", new_strides, " differ in length");
   Layout l{new_shape, new_strides, offset.value_or(impl.layout().offset)};
-  const int64_t numel = checked_numel(new_shape, "as_strided");
-  if (numel > 0) {
-    // Reach in elements, overflow-checked, must stay within the storage.
-    int64_t lo = l.offset, hi = l.offset;
-    for (size_t i = 0; i < new_shape.size(); ++i) {
-      int64_t step = 0;
-      OX_CHECK(!__builtin_mul_overflow(new_shape[i] - 1, new_strides[i], &step), Shape,
-               "as_strided", "strides ", new_strides, " overflow for shape ", new_shape);
-      OX_CHECK(!__builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi), Shape,
-               "as_strided", "strides ", new_strides, " overflow for shape ", new_shape);
-    }
-    const auto capacity =
-        static_cast<int64_t>(impl.storage()->nbytes() / dtype_size(impl.dtype()));
+  OX_CHECK(l.offset >= 0, Index, "as_strided", "negative storage offset ", l.offset);
+  const auto [lo, hi] = checked_reach(l, "as_strided");
+  if (checked_numel(new_shape, "as_strided") > 0) {
+    const auto capacity = static_cast<int64_t>(impl.storage()->nbytes() / dtype_size(impl.dtype()));
     OX_CHECK(lo >= 0 && hi < capacity, Index, "as_strided", "shape ", new_shape, ", strides ",
              new_strides, " and offset ", l.offset, " reach elements ", lo, " to ", hi,
              " of a storage holding ", capacity);
-  } else {
-    OX_CHECK(l.offset >= 0, Index, "as_strided", "negative storage offset ", l.offset);
   }
   return make_view(*this, std::move(l));
 }

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "backend/backend.h"
-#include "oxmera/tensor.h"
 #include "oxmera/core/layout.h"
+#include "oxmera/tensor.h"
 #include "tensor/storage.h"
 
 namespace ox {
@@ -24,9 +24,7 @@ class TensorImpl {
     return static_cast<char*>(storage_->data()) +
            layout_.offset * static_cast<int64_t>(dtype_size(dtype_));
   }
-  StridedArray array() const {
-    return {data(), layout_.shape, layout_.strides, dtype_, device()};
-  }
+  StridedArray array() const { return {data(), layout_.shape, layout_.strides, dtype_, device()}; }
 
  private:
   std::shared_ptr<Storage> storage_;

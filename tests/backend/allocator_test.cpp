@@ -11,22 +11,13 @@
 #include <vector>
 
 #include "backend/cpu/cpu_allocator.h"
+#include "test_util.h"
 
 namespace {
 
 using ox::cpu::CachingAllocator;
 
-// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
-template <class F>
-ox::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const ox::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an ox::Error";
-  return ox::Error(ox::ErrorKind::Internal, "none");
-}
+using oxtest::kind_of;
 
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kMin = CachingAllocator::kMinCachedBytes;
@@ -53,27 +44,23 @@ TEST(Allocator, BlocksAre64ByteAlignedAndUsable) {
   }
 }
 
-TEST(Allocator, LargeBlockIsReusedForTheSameSize) {
+// Frees one block of `n` bytes into a fresh allocator's cache and checks that the next request
+// for `n` bytes gets that same block back, leaving the cache empty.
+void expect_block_reused(size_t n) {
   CachingAllocator a;
   a.set_cache_limit(64 * kMiB);
-  void* p = a.allocate(kMiB);
-  a.deallocate(p, kMiB);
-  EXPECT_EQ(a.cached_bytes(), kMiB);
-  void* q = a.allocate(kMiB);
+  void* p = a.allocate(n);
+  a.deallocate(p, n);
+  EXPECT_EQ(a.cached_bytes(), n);
+  void* q = a.allocate(n);
   EXPECT_EQ(q, p);
   EXPECT_EQ(a.cached_bytes(), 0u);
-  a.deallocate(q, kMiB);
+  a.deallocate(q, n);
 }
 
-TEST(Allocator, SmallestCachedSizeIsReused) {
-  CachingAllocator a;
-  a.set_cache_limit(64 * kMiB);
-  void* p = a.allocate(kMin);
-  a.deallocate(p, kMin);
-  EXPECT_EQ(a.cached_bytes(), kMin);
-  EXPECT_EQ(a.allocate(kMin), p);
-  a.deallocate(p, kMin);
-}
+TEST(Allocator, LargeBlockIsReusedForTheSameSize) { expect_block_reused(kMiB); }
+
+TEST(Allocator, SmallestCachedSizeIsReused) { expect_block_reused(kMin); }
 
 TEST(Allocator, CachedBlockIsNotHandedOutForAnotherSize) {
   CachingAllocator a;
@@ -163,9 +150,9 @@ TEST(Allocator, EmptyCacheFreesEverything) {
 
 TEST(Allocator, ImpossibleSizesGiveTypedErrors) {
   CachingAllocator a;
-  EXPECT_EQ(caught([&] { (void)a.allocate(SIZE_MAX); }).kind(), ox::ErrorKind::Value);
+  EXPECT_EQ(kind_of([&] { (void)a.allocate(SIZE_MAX); }), ox::ErrorKind::Value);
   // Far beyond any address space: out of memory, reported, not a null pointer.
-  EXPECT_EQ(caught([&] { (void)a.allocate(size_t{1} << 62); }).kind(), ox::ErrorKind::Backend);
+  EXPECT_EQ(kind_of([&] { (void)a.allocate(size_t{1} << 62); }), ox::ErrorKind::Backend);
   EXPECT_EQ(a.cached_bytes(), 0u);
 }
 

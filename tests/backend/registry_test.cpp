@@ -7,20 +7,12 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_allocator.h"
+#include "test_util.h"
 
 namespace {
 
-// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
-template <class F>
-ox::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const ox::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an ox::Error";
-  return ox::Error(ox::ErrorKind::Internal, "none");
-}
+using oxtest::caught;
+using oxtest::kind_of;
 
 const ox::BackendInfo* find_info(const std::vector<ox::BackendInfo>& infos,
                                  const std::string& name) {
@@ -69,21 +61,18 @@ TEST(Backend, MissingCudaBackendIsADeviceError) {
   const ox::Error e = caught([] { ox::backend_for(ox::DeviceType::CUDA, "probe"); });
   EXPECT_EQ(e.kind(), ox::ErrorKind::Device);
   EXPECT_EQ(std::string(e.what()).rfind("[probe]", 0), 0u) << e.what();
-  EXPECT_EQ(caught([] { ox::backend_for(ox::Device::cuda(0), "probe"); }).kind(),
-            ox::ErrorKind::Device);
+  EXPECT_EQ(kind_of([] { ox::backend_for(ox::Device::cuda(0), "probe"); }), ox::ErrorKind::Device);
   // Through the public API too.
-  EXPECT_EQ(caught([] { ox::zeros({2}, {.device = ox::Device::cuda()}); }).kind(),
-            ox::ErrorKind::Device);
-  EXPECT_EQ(caught([] { ox::rand({2}, {.device = ox::Device::cuda()}); }).kind(),
-            ox::ErrorKind::Device);
+  EXPECT_EQ(kind_of([] { ox::zeros({2}, {.device = ox::Device::cuda()}); }), ox::ErrorKind::Device);
+  EXPECT_EQ(kind_of([] { ox::rand({2}, {.device = ox::Device::cuda()}); }), ox::ErrorKind::Device);
 }
 
 TEST(Backend, CpuDeviceIndexOutOfRangeIsADeviceError) {
   const ox::Error e = caught([] { ox::backend_for(ox::Device(ox::DeviceType::CPU, 1), "probe"); });
   EXPECT_EQ(e.kind(), ox::ErrorKind::Device);
-  EXPECT_EQ(caught([] { ox::backend_for(ox::Device(ox::DeviceType::CPU, -1), "probe"); }).kind(),
+  EXPECT_EQ(kind_of([] { ox::backend_for(ox::Device(ox::DeviceType::CPU, -1), "probe"); }),
             ox::ErrorKind::Device);
-  EXPECT_EQ(caught([] { ox::zeros({2}, {.device = ox::Device(ox::DeviceType::CPU, 1)}); }).kind(),
+  EXPECT_EQ(kind_of([] { ox::zeros({2}, {.device = ox::Device(ox::DeviceType::CPU, 1)}); }),
             ox::ErrorKind::Device);
 }
 
@@ -111,8 +100,8 @@ TEST(Threads, SetAndGet) {
 
 TEST(Threads, NonPositiveCountIsAValueErrorAndChangesNothing) {
   const int saved = ox::get_num_threads();
-  EXPECT_EQ(caught([] { ox::set_num_threads(0); }).kind(), ox::ErrorKind::Value);
-  EXPECT_EQ(caught([] { ox::set_num_threads(-4); }).kind(), ox::ErrorKind::Value);
+  EXPECT_EQ(kind_of([] { ox::set_num_threads(0); }), ox::ErrorKind::Value);
+  EXPECT_EQ(kind_of([] { ox::set_num_threads(-4); }), ox::ErrorKind::Value);
   EXPECT_EQ(ox::get_num_threads(), saved);
 }
 

@@ -7,21 +7,13 @@
 #include <sstream>
 #include <string>
 
+#include "test_util.h"
+
 namespace {
 
 using ox::DType;
 
-// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
-template <class F>
-ox::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const ox::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an ox::Error";
-  return ox::Error(ox::ErrorKind::Internal, "none");
-}
+using oxtest::caught;
 
 // ---- sizes, names, predicates -------------------------------------------------------------
 

@@ -5,23 +5,12 @@
 
 #include <string>
 
+#include "test_util.h"
+
 namespace {
 
-// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
-template <class F>
-ox::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const ox::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an ox::Error";
-  return ox::Error(ox::ErrorKind::Internal, "none");
-}
-
-bool contains(const ox::Error& e, const std::string& text) {
-  return std::string(e.what()).find(text) != std::string::npos;
-}
+using oxtest::caught;
+using oxtest::contains;
 
 TEST(Error, MessageStartsWithOpInBrackets) {
   const ox::Error e = caught([] {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 #if defined(__FLT16_MANT_DIG__)
 #define OX_TEST_HAVE_FLOAT16 1
 #else

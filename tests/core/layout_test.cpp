@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "test_util.h"
+
 namespace {
 
 using ox::Dims;
@@ -24,38 +26,9 @@ using Index = std::vector<int64_t>;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
-template <class F>
-ox::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const ox::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an ox::Error";
-  return ox::Error(ox::ErrorKind::Internal, "none");
-}
-
-bool contains(const ox::Error& e, const std::string& text) {
-  return std::string(e.what()).find(text) != std::string::npos;
-}
-
-// Calls f(index) for every multi-index of `shape` in row-major order (once for a 0-d shape,
-// never when a dim is 0).
-void for_each_index(const Shape& shape, const std::function<void(const Index&)>& f) {
-  for (int64_t s : shape)
-    if (s == 0) return;
-  Index idx(shape.size(), 0);
-  while (true) {
-    f(idx);
-    int64_t d = static_cast<int64_t>(shape.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
+using oxtest::caught;
+using oxtest::contains;
+using oxtest::for_each_index;
 
 // The storage index of `idx` under `l`, straight from the definition of a strided layout.
 int64_t at(const Layout& l, const Index& idx) {
@@ -73,7 +46,7 @@ void expect_view(const Layout& view, const Shape& shape,
   ASSERT_EQ(view.strides.size(), shape.size());
   int64_t visited = 0, wrong = 0;
   std::string first;
-  for_each_index(shape, [&](const Index& idx) {
+  for_each_index(shape.vec(), [&](const Index& idx) {
     ++visited;
     const int64_t got = at(view, idx), want = expected(idx);
     if (got != want && wrong++ < 5) {
@@ -314,7 +287,7 @@ TEST(Layout, MinAndMaxIndexMatchEnumeration) {
   };
   for (const Layout& l : layouts) {
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-    for_each_index(l.shape, [&](const Index& idx) {
+    for_each_index(l.shape.vec(), [&](const Index& idx) {
       lo = std::min(lo, at(l, idx));
       hi = std::max(hi, at(l, idx));
     });
@@ -731,12 +704,12 @@ void expect_same_walk(const Shape& shape, const std::array<const ox::Strides*, N
                       const ox::MergedDims<N>& merged) {
   for (size_t k = 0; k < N; ++k) {
     std::vector<int64_t> original, walked;
-    for_each_index(shape, [&](const Index& x) {
+    for_each_index(shape.vec(), [&](const Index& x) {
       int64_t p = 0;
       for (size_t d = 0; d < x.size(); ++d) p += x[d] * (*strides[k])[d];
       original.push_back(p);
     });
-    for_each_index(merged.shape, [&](const Index& x) {
+    for_each_index(merged.shape.vec(), [&](const Index& x) {
       int64_t p = 0;
       for (size_t d = 0; d < x.size(); ++d) p += x[d] * merged.strides[k][d];
       walked.push_back(p);

@@ -21,7 +21,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tensor/test_util.h"
+#include "test_util.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "tensor/test_util.h"
+#include "test_util.h"
 
 namespace {
 

@@ -14,20 +14,11 @@
 #include <vector>
 
 #include "core/philox.h"
+#include "test_util.h"
 
 namespace {
 
-// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
-template <class F>
-ox::Error caught(F&& f) {
-  try {
-    f();
-  } catch (const ox::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an ox::Error";
-  return ox::Error(ox::ErrorKind::Internal, "none");
-}
+using oxtest::caught;
 
 // Restores the thread count a test changed.
 struct ThreadGuard {

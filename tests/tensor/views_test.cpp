@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tensor/storage.h"
-#include "tensor/test_util.h"
+#include "test_util.h"
 
 namespace {
 

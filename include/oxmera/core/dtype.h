@@ -46,9 +46,9 @@ DType parse_dtype(std::string_view name);
 // The C++ element type of each dtype, and back.
 template <class T>
 struct DTypeOf;
-#define OX_DTYPE_OF(T, D) \
-  template <>             \
-  struct DTypeOf<T> {     \
+#define OX_DTYPE_OF(T, D)             \
+  template <>                         \
+  struct DTypeOf<T> {                 \
     static constexpr DType value = D; \
   };
 OX_DTYPE_OF(float, kF32)
@@ -76,7 +76,7 @@ class Scalar {
   enum class Kind : uint8_t { Float, Int, Bool };
   constexpr Scalar() : kind_(Kind::Int), i_(0) {}
   template <class T>
-    requires std::is_arithmetic_v<T>
+  requires std::is_arithmetic_v<T>
   constexpr Scalar(T v) {  // NOLINT(google-explicit-constructor): scalars read like numbers
     if constexpr (std::is_same_v<T, bool>) {
       kind_ = Kind::Bool;

@@ -52,20 +52,19 @@ std::string concat(const Args&... args) {
 
 // A user error: `OX_CHECK(a.dim() == 2, Shape, "mm", "expected 2-D, got ", a.shape())`
 // throws ox::Error{ErrorKind::Shape, "[mm] expected 2-D, got [3]"}.
-#define OX_CHECK(cond, kind, op, ...)                                             \
-  do {                                                                            \
-    if (!(cond)) [[unlikely]]                                                     \
-      ::ox::detail::throw_error(::ox::ErrorKind::kind, op,                        \
-                                ::ox::detail::concat(__VA_ARGS__));               \
+#define OX_CHECK(cond, kind, op, ...)                                                          \
+  do {                                                                                         \
+    if (!(cond)) [[unlikely]]                                                                  \
+      ::ox::detail::throw_error(::ox::ErrorKind::kind, op, ::ox::detail::concat(__VA_ARGS__)); \
   } while (0)
 
 #define OX_FAIL(kind, op, ...) \
   ::ox::detail::throw_error(::ox::ErrorKind::kind, op, ::ox::detail::concat(__VA_ARGS__))
 
 // An internal invariant: failing it is a bug in oxmera, never in the caller's input.
-#define OX_ASSERT(cond, ...)                                                            \
-  do {                                                                                  \
-    if (!(cond)) [[unlikely]]                                                           \
-      ::ox::detail::throw_internal(__FILE__, __LINE__, #cond,                           \
+#define OX_ASSERT(cond, ...)                                                             \
+  do {                                                                                   \
+    if (!(cond)) [[unlikely]]                                                            \
+      ::ox::detail::throw_internal(__FILE__, __LINE__, #cond,                            \
                                    ::ox::detail::concat("" __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)

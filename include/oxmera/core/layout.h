@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "oxmera/core/shape.h"
 
@@ -25,6 +26,13 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op);
 Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op = "broadcast");
 // Replaces one -1 in `proposed` so the product equals numel; throws ErrorKind::Shape.
 Shape infer_shape(const Shape& proposed, int64_t numel, std::string_view op);
+
+struct Layout;
+// The lowest and highest element index a layout reaches (the offset twice when it is empty),
+// overflow-checked: a Shape error naming `op` when shape and strides differ in length or the
+// reach does not fit 64 bits. For layouts from anywhere
+// (as_strided, from_blob); min_index/max_index assume a layout already known to be sane.
+std::pair<int64_t, int64_t> checked_reach(const Layout& layout, std::string_view op);
 
 struct Layout {
   Shape shape;
@@ -74,12 +82,11 @@ MergedDims<N> merge_dims(const Shape& shape, const std::array<const Strides*, N>
   MergedDims<N> out;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
-    const bool merge =
-        !out.shape.empty() && [&] {
-          for (size_t k = 0; k < N; ++k)
-            if (out.strides[k].back() != (*strides[k])[d] * shape[d]) return false;
-          return true;
-        }();
+    const bool merge = !out.shape.empty() && [&] {
+      for (size_t k = 0; k < N; ++k)
+        if (out.strides[k].back() != (*strides[k])[d] * shape[d]) return false;
+      return true;
+    }();
     if (merge) {
       out.shape[out.shape.size() - 1] *= shape[d];
       for (size_t k = 0; k < N; ++k) out.strides[k][out.strides[k].size() - 1] = (*strides[k])[d];

@@ -31,9 +31,12 @@ void convert_run(char* dst, int64_t dst_step, const char* src, int64_t src_step,
 template <class T>
 T scalar_as(const Scalar& s) {
   switch (s.kind()) {
-    case Scalar::Kind::Float: return convert<T>(s.to_double());
-    case Scalar::Kind::Int: return convert<T>(s.to_int());
-    case Scalar::Kind::Bool: return convert<T>(s.to_int() != 0);
+    case Scalar::Kind::Float:
+      return convert<T>(s.to_double());
+    case Scalar::Kind::Int:
+      return convert<T>(s.to_int());
+    case Scalar::Kind::Bool:
+      return convert<T>(s.to_int() != 0);
   }
   return T{};
 }
@@ -43,10 +46,9 @@ T scalar_as(const Scalar& s) {
 void copy(const StridedArray& dst, const StridedArray& src) {
   dispatch_dtype(dst.dtype, [&]<class To>() {
     dispatch_dtype(src.dtype, [&]<class From>() {
-      parallel_runs<2>({&dst, &src}, [](const std::array<char*, 2>& p,
-                                        const std::array<int64_t, 2>& step, int64_t n) {
-        convert_run<To, From>(p[0], step[0], p[1], step[1], n);
-      });
+      parallel_runs<2>({&dst, &src},
+                       [](const std::array<char*, 2>& p, const std::array<int64_t, 2>& step,
+                          int64_t n) { convert_run<To, From>(p[0], step[0], p[1], step[1], n); });
     });
   });
 }
@@ -54,15 +56,15 @@ void copy(const StridedArray& dst, const StridedArray& src) {
 void fill(const StridedArray& dst, const Scalar& value) {
   dispatch_dtype(dst.dtype, [&]<class T>() {
     const T v = scalar_as<T>(value);
-    parallel_runs<1>({&dst}, [v](const std::array<char*, 1>& p,
-                                 const std::array<int64_t, 1>& step, int64_t n) {
-      if (step[0] == sizeof(T)) {
-        T* d = reinterpret_cast<T*>(p[0]);
-        std::fill(d, d + n, v);
-      } else {
-        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * step[0]) = v;
-      }
-    });
+    parallel_runs<1>(
+        {&dst}, [v](const std::array<char*, 1>& p, const std::array<int64_t, 1>& step, int64_t n) {
+          if (step[0] == sizeof(T)) {
+            T* d = reinterpret_cast<T*>(p[0]);
+            std::fill(d, d + n, v);
+          } else {
+            for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * step[0]) = v;
+          }
+        });
   });
 }
 

@@ -63,9 +63,8 @@ void parallel_runs(const std::array<const StridedArray*, N>& arrays, Run&& run,
     elem_size[k] = static_cast<int64_t>(dtype_size(arrays[k]->dtype));
   }
   const MergedDims<N> dims = merge_dims<N>(arrays[0]->shape, strides);
-  parallel_for(0, numel, grain, [&](int64_t b, int64_t e) {
-    for_each_run<N>(dims, base, elem_size, b, e, run);
-  });
+  parallel_for(0, numel, grain,
+               [&](int64_t b, int64_t e) { for_each_run<N>(dims, base, elem_size, b, e, run); });
 }
 
 }  // namespace ox::cpu

@@ -14,12 +14,13 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& fn) {
   const int64_t n = end - begin;
   if (n <= 0) return;
   const int64_t max_threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const int64_t threads = std::min<int64_t>(max_threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  const int64_t threads =
+      std::min<int64_t>(max_threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
   if (threads <= 1) {
     fn(begin, end);
     return;
   }
-#pragma omp parallel num_threads(static_cast<int>(threads))
+#pragma omp parallel num_threads(static_cast <int>(threads))
   {
     const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
     const int64_t chunk = (n + nt - 1) / nt;

@@ -80,7 +80,8 @@ void random(const StridedArray& dst, const RandomSpec& spec) {
           d[i] = convert<T>(philox::integer(blk, l, spec.low, spec.range));
         });
         break;
-      case philox::Kind::Bernoulli: break;
+      case philox::Kind::Bernoulli:
+        break;
     }
   });
 }

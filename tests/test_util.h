@@ -1,12 +1,14 @@
 #pragma once
-// Helpers shared by the tensor tests: catching typed errors and walking row-major indices.
-// Nothing here calls the code under test to compute an expected value.
+// Helpers shared by the tests (core, tensor, backend): catching typed errors and walking
+// row-major indices. Nothing here calls the code under test to compute an expected value.
 
 #include <gtest/gtest.h>
 #include <oxmera/oxmera.h>
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace oxtest {
@@ -27,6 +29,11 @@ ox::Error caught(F&& f) {
 template <class F>
 ox::ErrorKind kind_of(F&& f) {
   return caught(std::forward<F>(f)).kind();
+}
+
+// Whether the message of `e` contains `text`.
+inline bool contains(const ox::Error& e, const std::string& text) {
+  return std::string(e.what()).find(text) != std::string::npos;
 }
 
 // Calls fn(index) for every multi-index of `shape` in row-major order (once for a 0-d shape,
