@@ -127,6 +127,41 @@ class Tensor {
 
   std::string str() const;  // as operator<< prints it
 
+  // Elementwise ops as methods; the same as the free functions of ops.h.
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor sign() const;
+  Tensor square() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor trunc() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  // In place; refused when the result dtype cannot be cast to this tensor's (an f32 result
+  // into an i64 tensor) or when this tensor's elements share memory (an expanded tensor).
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(const Scalar& other);
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+
  private:
   void copy_to_host(void* out, DType out_dtype, const char* op, bool expect_single) const;
   const TensorImpl& checked(const char* op) const;

@@ -48,6 +48,97 @@ struct RandomSpec {
   uint64_t range = 1;
 };
 
+// Elementwise op codes. Every backend implements each as one functor over its kernel template.
+enum class UnaryOp : uint8_t {
+  // Any numeric dtype, result in the input dtype.
+  Neg,
+  Abs,
+  Sign,
+  Square,
+  // Floating dtypes only (the op layer converts integer inputs to f32 first).
+  Exp,
+  Exp2,
+  Expm1,
+  Log,
+  Log2,
+  Log10,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Tanh,
+  Sigmoid,
+  LogSigmoid,
+  Relu,
+  LeakyRelu,
+  Elu,
+  GeluErf,
+  GeluTanh,
+  Silu,
+  Softplus,
+  Mish,
+  Erf,
+  Erfc,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Clamp,
+  NanToNum,
+  // Any dtype in, bool out.
+  IsNan,
+  IsInf,
+  IsFinite,
+  LogicalNot,
+  // Integer and bool dtypes.
+  BitwiseNot,
+};
+// Parameters of the ops that take them: LeakyRelu slope a; Elu alpha a; Softplus beta a,
+// threshold b; Clamp lo a, hi b; NanToNum nan a, posinf b, neginf c.
+struct UnaryParams {
+  double a = 0, b = 0, c = 0;
+};
+
+enum class BinaryOp : uint8_t {
+  // Result in the (common) input dtype.
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  TruncDiv,
+  Remainder,
+  Fmod,
+  Pow,
+  Atan2,
+  Maximum,
+  Minimum,
+  Hypot,
+  LogAddExp,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  // Result bool.
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+};
+constexpr bool binary_returns_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -72,6 +163,18 @@ class Backend {
                          uint64_t first_block) = 0;
   // Contiguous 1-d i64/i32/... dst: a Fisher-Yates shuffle of 0..n-1 (philox::bits64).
   virtual void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block) = 0;
+
+  // dst = op(src); one shape, any strides; src and dst share a dtype except for the ops that
+  // return bool. dst may be src itself (in-place), never a partial overlap.
+  virtual void unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
+                     const UnaryParams& params) = 0;
+  // dst = op(a, b) (Add/Sub: a + alpha * b); a, b expanded to dst's shape (stride 0 where they
+  // broadcast) and of one dtype; dst of that dtype, or bool for comparisons and logical ops.
+  virtual void binary(BinaryOp op, const StridedArray& dst, const StridedArray& a,
+                      const StridedArray& b, double alpha) = 0;
+  // dst = cond ? a : b; cond bool; a, b and dst of one dtype; all of dst's shape.
+  virtual void where(const StridedArray& dst, const StridedArray& cond, const StridedArray& a,
+                     const StridedArray& b) = 0;
 };
 
 // The registry. The CPU backend is always present; others register when built and usable.

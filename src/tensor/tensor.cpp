@@ -28,13 +28,14 @@ void copy_between(const TensorImpl& dst, const TensorImpl& src, const char* op) 
   backend_for(device, op).copy(dst.array(), src.array());
 }
 
+}  // namespace
+
 bool has_internal_overlap(const Layout& layout) {
   for (size_t i = 0; i < layout.shape.size(); ++i)
     if (layout.shape[i] > 1 && layout.strides[i] == 0) return true;
   return false;
 }
 
-// Could writing `dst` change elements `src` has not been read from yet?
 bool may_overlap(const TensorImpl& dst, const TensorImpl& src) {
   if (dst.storage() != src.storage() || dst.layout().numel() == 0 || src.layout().numel() == 0)
     return false;
@@ -49,8 +50,6 @@ bool may_overlap(const TensorImpl& dst, const TensorImpl& src) {
   return !(dst.layout().offset * size == src.layout().offset * src_size && size == src_size &&
            dst.layout().strides == src.layout().strides);
 }
-
-}  // namespace
 
 Tensor::Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 

@@ -36,5 +36,11 @@ class TensorImpl {
 Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op);
 // A tensor over `like`'s storage with a different layout (a view).
 Tensor make_view(const Tensor& like, Layout layout);
+// Whether some element is reached by two indices (a stride 0 over a dim of size > 1): such a
+// tensor cannot be written elementwise.
+bool has_internal_overlap(const Layout& layout);
+// Whether writing `dst` elementwise could change elements of `src` before they are read (they
+// share memory, and not as the very same elements in the same order).
+bool may_overlap(const TensorImpl& dst, const TensorImpl& src);
 
 }  // namespace ox

@@ -59,6 +59,18 @@ class CpuBackend final : public Backend {
   void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block) override {
     cpu::randperm(dst, seed, first_block);
   }
+  void unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
+             const UnaryParams& params) override {
+    cpu::unary(op, dst, src, params);
+  }
+  void binary(BinaryOp op, const StridedArray& dst, const StridedArray& a, const StridedArray& b,
+              double alpha) override {
+    cpu::binary(op, dst, a, b, alpha);
+  }
+  void where(const StridedArray& dst, const StridedArray& cond, const StridedArray& a,
+             const StridedArray& b) override {
+    cpu::where(dst, cond, a, b);
+  }
 };
 
 }  // namespace

@@ -1,0 +1,124 @@
+#pragma once
+// The elementwise kernel templates: one loop over strided runs, a functor per op. Contiguous
+// runs (and runs where an input is a broadcast scalar) take tight loops the compiler vectorizes.
+
+#include <type_traits>
+
+#include "backend/cpu/convert.h"
+#include "backend/cpu/loops.h"
+#include "core/dispatch.h"
+
+namespace ox::cpu {
+
+// Loads/stores convert 16-bit floats to and from f32, so functors see compute types only.
+template <class T>
+inline compute_t<T> load(const char* p) {
+  return static_cast<compute_t<T>>(*reinterpret_cast<const T*>(p));
+}
+template <class T, class V>
+inline void store(char* p, V v) {
+  *reinterpret_cast<T*>(p) = convert<T>(v);
+}
+
+// dst[i] = f(src[i]).
+template <class Out, class In, class F>
+void map_unary(const StridedArray& dst, const StridedArray& src, F f) {
+  parallel_runs<2>({&dst, &src}, [&](const std::array<char*, 2>& p,
+                                     const std::array<int64_t, 2>& step, int64_t n) {
+    if (step[0] == sizeof(Out) && step[1] == sizeof(In)) {
+      Out* __restrict d = reinterpret_cast<Out*>(p[0]);
+      const In* __restrict s = reinterpret_cast<const In*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) d[i] = convert<Out>(f(static_cast<compute_t<In>>(s[i])));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) store<Out>(p[0] + i * step[0], f(load<In>(p[1] + i * step[1])));
+  });
+}
+
+// dst[i] = f(a[i], b[i]); a and b share the dtype In.
+template <class Out, class In, class F>
+void map_binary(const StridedArray& dst, const StridedArray& a, const StridedArray& b, F f) {
+  parallel_runs<3>({&dst, &a, &b}, [&](const std::array<char*, 3>& p,
+                                       const std::array<int64_t, 3>& step, int64_t n) {
+    using C = compute_t<In>;
+    Out* __restrict d = reinterpret_cast<Out*>(p[0]);
+    const In* __restrict x = reinterpret_cast<const In*>(p[1]);
+    const In* __restrict y = reinterpret_cast<const In*>(p[2]);
+    if (step[0] == sizeof(Out)) {
+      if (step[1] == sizeof(In) && step[2] == sizeof(In)) {
+        for (int64_t i = 0; i < n; ++i) d[i] = convert<Out>(f(C(x[i]), C(y[i])));
+        return;
+      }
+      if (step[1] == sizeof(In) && step[2] == 0) {
+        const C yv = C(y[0]);
+        for (int64_t i = 0; i < n; ++i) d[i] = convert<Out>(f(C(x[i]), yv));
+        return;
+      }
+      if (step[1] == 0 && step[2] == sizeof(In)) {
+        const C xv = C(x[0]);
+        for (int64_t i = 0; i < n; ++i) d[i] = convert<Out>(f(xv, C(y[i])));
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i)
+      store<Out>(p[0] + i * step[0], f(load<In>(p[1] + i * step[1]), load<In>(p[2] + i * step[2])));
+  });
+}
+
+// Dispatch helpers over the dtype families the op layer lets through.
+template <class F>
+decltype(auto) dispatch_floating(DType dt, F&& f) {
+  switch (dt) {
+    case DType::F32:
+      return f.template operator()<float>();
+    case DType::F64:
+      return f.template operator()<double>();
+    case DType::F16:
+      return f.template operator()<Half>();
+    case DType::BF16:
+      return f.template operator()<BFloat16>();
+    default:
+      OX_ASSERT(false, "floating kernel given ", dt);
+  }
+  return f.template operator()<float>();
+}
+
+template <class F>
+decltype(auto) dispatch_integral_or_bool(DType dt, F&& f) {
+  switch (dt) {
+    case DType::I64:
+      return f.template operator()<int64_t>();
+    case DType::I32:
+      return f.template operator()<int32_t>();
+    case DType::I16:
+      return f.template operator()<int16_t>();
+    case DType::I8:
+      return f.template operator()<int8_t>();
+    case DType::U8:
+      return f.template operator()<uint8_t>();
+    case DType::Bool:
+      return f.template operator()<bool>();
+    default:
+      OX_ASSERT(false, "integer kernel given ", dt);
+  }
+  return f.template operator()<int64_t>();
+}
+
+// Integer arithmetic that wraps modulo 2^bits instead of overflowing (undefined in C++).
+template <class T>
+inline T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+inline T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+inline T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<std::common_type_t<T, unsigned>>;  // no int promotion traps
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+}  // namespace ox::cpu

@@ -1,0 +1,310 @@
+// Binary elementwise ops, where, and the composites built on them.
+
+#include "ops/op_util.h"
+
+namespace ox {
+
+namespace {
+
+// Whether `s` survives conversion to `dt` unchanged, so a 16-bit-float op may take it as a
+// 16-bit operand; otherwise the op runs in f32, as PyTorch computes with the exact scalar.
+bool exact_in(const Scalar& s, DType dt) {
+  const Tensor t = ops::scalar_operand(s, dt, Device::cpu());
+  return t.item<double>() == s.to_double() || !s.is_floating();
+}
+
+struct Plan {
+  DType compute;  // the dtype both operands are converted to
+  DType out;      // compute, or bool for comparisons
+};
+
+Plan plan_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, const char* name) {
+  ResultType rt;
+  ops::add_operand(rt, a);
+  ops::add_operand(rt, b);
+  DType common = rt.get();
+  switch (op) {
+    case BinaryOp::Div:
+    case BinaryOp::Atan2:
+    case BinaryOp::Hypot:
+    case BinaryOp::LogAddExp:
+      if (!is_floating(common)) common = kF32;
+      break;
+    case BinaryOp::BitwiseAnd:
+    case BinaryOp::BitwiseOr:
+    case BinaryOp::BitwiseXor:
+      OX_CHECK(!is_floating(common), DType, name, "needs integer or bool operands, got ", common);
+      break;
+    case BinaryOp::Sub:
+      OX_CHECK(common != kBool, DType, name,
+               "subtraction of bool tensors is not supported; use logical_xor or ~");
+      break;
+    case BinaryOp::FloorDiv:
+    case BinaryOp::TruncDiv:
+    case BinaryOp::Remainder:
+    case BinaryOp::Fmod:
+    case BinaryOp::Pow:
+      OX_CHECK(common != kBool, DType, name, "is not defined for bool operands");
+      break;
+    default:
+      break;
+  }
+  return {common, binary_returns_bool(op) ? kBool : common};
+}
+
+// The operands as tensors of the compute dtype on `device`.
+Tensor operand(const TensorOrScalar& x, DType dtype, Device device) {
+  return x.is_scalar() ? ops::scalar_operand(x.scalar(), dtype, device) : x.tensor().to(dtype);
+}
+
+Device device_of(const TensorOrScalar& a, const TensorOrScalar& b, const char* name) {
+  if (a.is_scalar() && b.is_scalar()) return Device::cpu();
+  if (a.is_scalar()) return ops::impl_of(b.tensor(), name).device();
+  if (b.is_scalar()) return ops::impl_of(a.tensor(), name).device();
+  ops::impl_of(a.tensor(), name);
+  ops::impl_of(b.tensor(), name);
+  return ops::common_device(name, {&a.tensor(), &b.tensor()});
+}
+
+bool half_type(DType dt) { return dt == kF16 || dt == kBF16; }
+
+Tensor binary_op(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op, const char* name,
+                 const Scalar& alpha = 1) {
+  const Device device = device_of(a, b, name);
+  Plan plan = plan_binary(op, a, b, name);
+  OX_CHECK(is_floating(plan.compute) || !alpha.is_floating(), DType, name,
+           "alpha must not be a floating point number for ", plan.compute, " operands");
+  // A scalar a 16-bit float cannot hold exactly (or a scaled alpha) is applied in f32.
+  const bool widen =
+      half_type(plan.compute) && ((a.is_scalar() && !exact_in(a.scalar(), plan.compute)) ||
+                                  (b.is_scalar() && !exact_in(b.scalar(), plan.compute)));
+  const DType compute = widen ? kF32 : plan.compute;
+  const Tensor x = operand(a, compute, device), y = operand(b, compute, device);
+  const Shape shape = broadcast_shapes(x.shape(), y.shape(), name);
+  const DType out_dtype = binary_returns_bool(op) ? kBool : compute;
+  Tensor out = make_empty(shape, out_dtype, device, name);
+  if (out.numel() > 0)
+    backend_for(device, name)
+        .binary(op, out.impl()->array(), ops::broadcast_array(x, shape),
+                ops::broadcast_array(y, shape), alpha.to_double());
+  return widen && !binary_returns_bool(op) ? out.to(plan.out) : out;
+}
+
+// self = self op other, computed into self when nothing needs converting.
+Tensor& binary_inplace(Tensor& self, const TensorOrScalar& other, BinaryOp op, const char* name,
+                       const Scalar& alpha = 1) {
+  const TensorImpl& si = ops::impl_of(self, name);
+  OX_CHECK(!has_internal_overlap(si.layout()), Value, name, "tensor of shape ", si.layout().shape,
+           " has elements sharing memory (an expanded tensor); clone() it first");
+  const Plan plan = plan_binary(op, self, other, name);
+  const bool direct =
+      plan.out == si.dtype() && plan.compute == si.dtype() &&
+      !(half_type(si.dtype()) && other.is_scalar() && !exact_in(other.scalar(), si.dtype()));
+  if (!direct) return ops::assign_result(self, binary_op(self, other, op, name, alpha), name);
+  OX_CHECK(is_floating(plan.compute) || !alpha.is_floating(), DType, name,
+           "alpha must not be a floating point number for ", plan.compute, " operands");
+  Tensor y = operand(other, si.dtype(), si.device());
+  if (!other.is_scalar()) ops::common_device(name, {&self, &other.tensor()});
+  OX_CHECK(broadcast_shapes(si.layout().shape, y.shape(), name) == si.layout().shape, Shape, name,
+           "output of shape ", si.layout().shape, " doesn't match the broadcast shape ",
+           broadcast_shapes(si.layout().shape, y.shape(), name));
+  if (may_overlap(si, *y.impl())) y = y.clone();
+  if (si.layout().numel() > 0)
+    backend_for(si.device(), name)
+        .binary(op, si.array(), si.array(), ops::broadcast_array(y, si.layout().shape),
+                alpha.to_double());
+  si.storage()->bump_version();
+  return self;
+}
+
+}  // namespace
+
+Tensor add(const TensorOrScalar& a, const TensorOrScalar& b, const Scalar& alpha) {
+  return binary_op(a, b, BinaryOp::Add, "add", alpha);
+}
+Tensor sub(const TensorOrScalar& a, const TensorOrScalar& b, const Scalar& alpha) {
+  return binary_op(a, b, BinaryOp::Sub, "sub", alpha);
+}
+Tensor mul(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Mul, "mul");
+}
+Tensor div(const TensorOrScalar& a, const TensorOrScalar& b, std::string_view rounding_mode) {
+  if (rounding_mode.empty()) return binary_op(a, b, BinaryOp::Div, "div");
+  if (rounding_mode == "floor") return binary_op(a, b, BinaryOp::FloorDiv, "div");
+  OX_CHECK(rounding_mode == "trunc", Value, "div", "rounding_mode must be \"\", \"floor\" or ",
+           "\"trunc\", got \"", std::string(rounding_mode), "\"");
+  return binary_op(a, b, BinaryOp::TruncDiv, "div");
+}
+Tensor floor_divide(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::FloorDiv, "floor_divide");
+}
+Tensor remainder(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Remainder, "remainder");
+}
+Tensor fmod(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Fmod, "fmod");
+}
+Tensor pow(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Pow, "pow");
+}
+Tensor atan2(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Atan2, "atan2");
+}
+Tensor maximum(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Maximum, "maximum");
+}
+Tensor minimum(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Minimum, "minimum");
+}
+Tensor hypot(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Hypot, "hypot");
+}
+Tensor logaddexp(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::LogAddExp, "logaddexp");
+}
+Tensor eq(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Eq, "eq");
+}
+Tensor ne(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Ne, "ne");
+}
+Tensor lt(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Lt, "lt");
+}
+Tensor le(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Le, "le");
+}
+Tensor gt(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Gt, "gt");
+}
+Tensor ge(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::Ge, "ge");
+}
+Tensor logical_and(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::LogicalAnd, "logical_and");
+}
+Tensor logical_or(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::LogicalOr, "logical_or");
+}
+Tensor logical_xor(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::LogicalXor, "logical_xor");
+}
+Tensor bitwise_and(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::BitwiseAnd, "bitwise_and");
+}
+Tensor bitwise_or(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::BitwiseOr, "bitwise_or");
+}
+Tensor bitwise_xor(const TensorOrScalar& a, const TensorOrScalar& b) {
+  return binary_op(a, b, BinaryOp::BitwiseXor, "bitwise_xor");
+}
+
+Tensor where(const Tensor& condition, const TensorOrScalar& a, const TensorOrScalar& b) {
+  const TensorImpl& ci = ops::impl_of(condition, "where");
+  OX_CHECK(ci.dtype() == kBool, DType, "where", "condition must be bool, got ", ci.dtype());
+  const Device device = a.is_scalar() && b.is_scalar() ? ci.device() : device_of(a, b, "where");
+  OX_CHECK(device == ci.device(), Device, "where", "condition is on ", ci.device(), ", values on ",
+           device);
+  ResultType rt;
+  ops::add_operand(rt, a);
+  ops::add_operand(rt, b);
+  const DType dt = rt.get();
+  const Tensor x = operand(a, dt, device), y = operand(b, dt, device);
+  const Shape shape =
+      broadcast_shapes(ci.layout().shape, broadcast_shapes(x.shape(), y.shape(), "where"), "where");
+  Tensor out = make_empty(shape, dt, device, "where");
+  if (out.numel() > 0)
+    backend_for(device, "where")
+        .where(out.impl()->array(), ops::broadcast_array(condition, shape),
+               ops::broadcast_array(x, shape), ops::broadcast_array(y, shape));
+  return out;
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const TensorOrScalar& value) {
+  const TensorImpl& xi = ops::impl_of(x, "masked_fill");
+  const TensorImpl& mi = ops::impl_of(mask, "masked_fill");
+  OX_CHECK(mi.dtype() == kBool, DType, "masked_fill", "mask must be bool, got ", mi.dtype());
+  OX_CHECK(value.is_scalar() || value.tensor().dim() == 0, Shape, "masked_fill",
+           "value must be a number or a 0-d tensor, got shape ", value.tensor().shape());
+  OX_CHECK(
+      broadcast_shapes(xi.layout().shape, mi.layout().shape, "masked_fill") == xi.layout().shape,
+      Shape, "masked_fill", "mask of shape ", mi.layout().shape,
+      " does not broadcast to the tensor's shape ", xi.layout().shape);
+  const Tensor v = value.is_scalar() ? ops::scalar_operand(value.scalar(), xi.dtype(), xi.device())
+                                     : value.tensor().to(xi.device(), xi.dtype());
+  return where(mask, v, x);
+}
+
+Tensor lerp(const Tensor& start, const Tensor& end, const TensorOrScalar& weight) {
+  OX_CHECK(is_floating(ops::impl_of(start, "lerp").dtype()), DType, "lerp",
+           "needs floating tensors, got ", start.dtype());
+  return add(start, mul(weight, sub(end, start)));
+}
+
+Tensor addcmul(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return add(x, mul(t1, t2), value);
+}
+
+Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  OX_CHECK(is_floating(ops::impl_of(t1, "addcdiv").dtype()) &&
+               is_floating(ops::impl_of(t2, "addcdiv").dtype()),
+           DType, "addcdiv", "integer division is not supported; got ", t1.dtype(), " and ",
+           t2.dtype());
+  return add(x, div(t1, t2), value);
+}
+
+#define OX_DEFINE_BINARY_OPERATOR(sym, fn)                                   \
+  Tensor operator sym(const Tensor& a, const Tensor& b) { return fn(a, b); } \
+  Tensor operator sym(const Tensor& a, const Scalar& b) { return fn(a, b); } \
+  Tensor operator sym(const Scalar& a, const Tensor& b) { return fn(a, b); }
+OX_DEFINE_BINARY_OPERATOR(+, add)
+OX_DEFINE_BINARY_OPERATOR(-, sub)
+OX_DEFINE_BINARY_OPERATOR(*, mul)
+OX_DEFINE_BINARY_OPERATOR(/, div)
+OX_DEFINE_BINARY_OPERATOR(%, remainder)
+OX_DEFINE_BINARY_OPERATOR(==, eq)
+OX_DEFINE_BINARY_OPERATOR(!=, ne)
+OX_DEFINE_BINARY_OPERATOR(<, lt)
+OX_DEFINE_BINARY_OPERATOR(<=, le)
+OX_DEFINE_BINARY_OPERATOR(>, gt)
+OX_DEFINE_BINARY_OPERATOR(>=, ge)
+OX_DEFINE_BINARY_OPERATOR(&, bitwise_and)
+OX_DEFINE_BINARY_OPERATOR(|, bitwise_or)
+OX_DEFINE_BINARY_OPERATOR(^, bitwise_xor)
+#undef OX_DEFINE_BINARY_OPERATOR
+
+Tensor& operator+=(Tensor& a, const TensorOrScalar& b) {
+  return binary_inplace(a, b, BinaryOp::Add, "add_");
+}
+Tensor& operator-=(Tensor& a, const TensorOrScalar& b) {
+  return binary_inplace(a, b, BinaryOp::Sub, "sub_");
+}
+Tensor& operator*=(Tensor& a, const TensorOrScalar& b) {
+  return binary_inplace(a, b, BinaryOp::Mul, "mul_");
+}
+Tensor& operator/=(Tensor& a, const TensorOrScalar& b) {
+  return binary_inplace(a, b, BinaryOp::Div, "div_");
+}
+
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+  return binary_inplace(*this, o, BinaryOp::Add, "add_", alpha);
+}
+Tensor& Tensor::add_(const Scalar& o) { return binary_inplace(*this, o, BinaryOp::Add, "add_"); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+  return binary_inplace(*this, o, BinaryOp::Sub, "sub_", alpha);
+}
+Tensor& Tensor::sub_(const Scalar& o) { return binary_inplace(*this, o, BinaryOp::Sub, "sub_"); }
+Tensor& Tensor::mul_(const Tensor& o) { return binary_inplace(*this, o, BinaryOp::Mul, "mul_"); }
+Tensor& Tensor::mul_(const Scalar& o) { return binary_inplace(*this, o, BinaryOp::Mul, "mul_"); }
+Tensor& Tensor::div_(const Tensor& o) { return binary_inplace(*this, o, BinaryOp::Div, "div_"); }
+Tensor& Tensor::div_(const Scalar& o) { return binary_inplace(*this, o, BinaryOp::Div, "div_"); }
+Tensor Tensor::pow(const Tensor& e) const { return ox::pow(*this, e); }
+Tensor Tensor::pow(const Scalar& e) const { return ox::pow(*this, e); }
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return ox::masked_fill(*this, mask, value);
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+  return ops::assign_result(*this, ox::masked_fill(*this, mask, value), "masked_fill_");
+}
+
+}  // namespace ox

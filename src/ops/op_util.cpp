@@ -1,0 +1,49 @@
+#include "ops/op_util.h"
+
+namespace ox::ops {
+
+Device common_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : tensors) {
+    if (!t->defined()) continue;
+    if (!first) {
+      first = t;
+      continue;
+    }
+    OX_CHECK(t->device() == first->device(), Device, op, "expected all tensors on one device, got ",
+             first->device(), " and ", t->device());
+  }
+  OX_CHECK(first, Value, op, "needs at least one tensor operand");
+  return first->device();
+}
+
+StridedArray broadcast_array(const Tensor& t, const Shape& shape) {
+  StridedArray a = t.impl()->array();
+  if (a.shape == shape) return a;
+  Layout expanded = t.layout().expand(shape);
+  a.shape = std::move(expanded.shape);
+  a.strides = std::move(expanded.strides);
+  return a;
+}
+
+Tensor scalar_operand(const Scalar& s, DType dtype, Device device) {
+  Tensor t = make_empty({}, dtype, device, "scalar");
+  backend_for(device, "scalar").fill(t.impl()->array(), s);
+  return t;
+}
+
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
+  OX_CHECK(can_cast(result.dtype(), self.dtype()), DType, op, "result type ", result.dtype(),
+           " can't be cast to the output dtype ", self.dtype());
+  OX_CHECK(result.shape() == self.shape(), Shape, op, "output of shape ", self.shape(),
+           " doesn't match the broadcast shape ", result.shape());
+  return self.copy_(result);
+}
+
+}  // namespace ox::ops

@@ -1,0 +1,43 @@
+#pragma once
+// What every op in src/ops does before it calls its primitive: check operands, agree on a
+// device, promote, broadcast, allocate.
+
+#include <initializer_list>
+
+#include "oxmera/ops.h"
+#include "tensor/tensor_impl.h"
+
+namespace ox::ops {
+
+inline const TensorImpl& impl_of(const Tensor& t, const char* op) {
+  OX_CHECK(t.defined(), Value, op, "got an undefined tensor");
+  return *t.impl();
+}
+
+// The one device all tensor operands are on; a Device error naming both otherwise.
+Device common_device(const char* op, std::initializer_list<const Tensor*> tensors);
+
+// A view of `t` as a kernel argument broadcast to `shape` (stride 0 where it broadcasts).
+StridedArray broadcast_array(const Tensor& t, const Shape& shape);
+
+// A 0-d tensor holding `s` converted to `dtype` (integers wrap, as in PyTorch arithmetic).
+Tensor scalar_operand(const Scalar& s, DType dtype, Device device);
+
+// Whether a result of dtype `from` may be written into a tensor of dtype `to` in place
+// (PyTorch's can_cast: no floating into integer, no number into bool).
+bool can_cast(DType from, DType to);
+
+// Adds an operand to a result-type computation.
+inline void add_operand(ResultType& rt, const TensorOrScalar& x) {
+  if (x.is_scalar()) {
+    rt.scalar(x.scalar());
+  } else {
+    rt.tensor(x.tensor().dtype(), x.tensor().dim() == 0);
+  }
+}
+
+// Writes `result` into `self` in place, as the in-place ops do when they cannot compute into
+// self directly. Refuses a dtype that cannot be cast and a shape that would grow.
+Tensor& assign_result(Tensor& self, const Tensor& result, const char* op);
+
+}  // namespace ox::ops
