@@ -4,6 +4,7 @@
 // primitive. Dtype and NaN rules of every op are in docs/OPS.md.
 
 #include <optional>
+#include <vector>
 #include <string_view>
 
 #include "oxmera/tensor.h"
@@ -109,6 +110,25 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const TensorOrScalar& va
 Tensor lerp(const Tensor& start, const Tensor& end, const TensorOrScalar& weight);
 Tensor addcmul(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
 Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+
+// ---- Joining and shaping (copies) ----------------------------------------------------------
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);  // views
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);  // views
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
+Tensor repeat(const Tensor& x, const Dims& repeats);
+Tensor tile(const Tensor& x, const Dims& reps);
+Tensor repeat_interleave(const Tensor& x, int64_t repeats,
+                         std::optional<int64_t> dim = std::nullopt);
+// pads: (before, after) pairs from the last dim backwards, as torch.nn.functional.pad;
+// negative amounts crop. mode: "constant", "reflect" or "replicate".
+Tensor pad(const Tensor& x, const Dims& pads, std::string_view mode = "constant",
+           const Scalar& value = 0);
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+Tensor roll(const Tensor& x, const Dims& shifts, const Dims& dims = {});
 
 // ---- Operators (at least one tensor operand) ---------------------------------------------
 Tensor operator-(const Tensor& x);
