@@ -27,9 +27,10 @@ asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan
 
-bench: deps
+bench:
+	@bash scripts/install-deps.sh --bench
 	@$(call CONFIGURE,release,-DOXMERA_BUILD_BENCH=ON)
-	cmake --build --preset release -j $(JOBS) --target oxmera_bench
+	cmake --build --preset release -j $(JOBS) --target oxmera_bench oxmera_alloc_bench
 	./build/release/bench/oxmera_bench
 
 install: build

@@ -11,6 +11,8 @@ packages=(
   clang libclang-rt-dev clang-format
   dataset-fashion-mnist
 )
+# --bench (make bench): LibTorch as well, to compare against; never needed to build or test.
+if [ "${1:-}" = "--bench" ]; then packages+=(libtorch-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,6 +7,7 @@
 #include "oxmera/core/half.h"
 #include "oxmera/core/layout.h"
 #include "oxmera/core/shape.h"
+#include "oxmera/indexing.h"
 #include "oxmera/ops.h"
 #include "oxmera/runtime.h"
 #include "oxmera/tensor.h"

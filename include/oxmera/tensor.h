@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "oxmera/core/device.h"
@@ -21,6 +23,7 @@
 namespace ox {
 
 class TensorImpl;
+class TensorIndex;  // oxmera/indexing.h
 class Storage;
 
 // Options of creation functions, an aggregate: `ox::zeros({2}, {.dtype = ox::kF64})`.
@@ -29,6 +32,21 @@ class Storage;
 struct TensorOptions {
   std::optional<DType> dtype = std::nullopt;
   std::optional<Device> device = std::nullopt;
+};
+
+// The dims a reduction runs over: `x.sum(1)`, `x.sum({0, 2})`; empty (`{}`) means all dims.
+class DimList {
+ public:
+  DimList() = default;
+  DimList(int64_t dim) : dims_{dim} {}                                 // NOLINT: reads like a dim
+  DimList(std::initializer_list<int64_t> dims) : dims_(dims) {}        // NOLINT
+  DimList(const Dims& dims) : dims_(dims) {}                           // NOLINT
+  DimList(const std::vector<int64_t>& dims) : dims_(dims) {}           // NOLINT
+  const Dims& dims() const { return dims_; }
+  bool empty() const { return dims_.empty(); }
+
+ private:
+  Dims dims_;
 };
 
 class Tensor {
@@ -148,6 +166,9 @@ class Tensor {
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(const Scalar& exponent) const;
+  // Matrix products as methods; the same as ox::matmul and ox::mm.
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   // In place; refused when the result dtype cannot be cast to this tensor's (an f32 result
   // into an i64 tensor) or when this tensor's elements share memory (an expanded tensor).
@@ -161,6 +182,43 @@ class Tensor {
   Tensor& div_(const Scalar& other);
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+
+  // Python's x[...] and x[...] = value (oxmera/indexing.h): integers, ox::Slice, ox::None,
+  // ox::Ellipsis, bools, and bool or integer tensors. Without tensors the result is a view.
+  Tensor index(std::initializer_list<TensorIndex> indices) const;
+  Tensor index(const std::vector<TensorIndex>& indices) const;
+  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value);
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& value);
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, const Scalar& value);
+
+  // Reductions and scans as methods; the same as the free functions of ops.h.
+  Tensor sum(DimList dims = {}, bool keepdim = false,
+             std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(DimList dims = {}, bool keepdim = false,
+              std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(DimList dims = {}, bool keepdim = false) const;
+  Tensor amin(DimList dims = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(DimList dims = {}, double correction = 1, bool keepdim = false) const;
+  Tensor std(DimList dims = {}, double correction = 1, bool keepdim = false) const;
+  Tensor logsumexp(DimList dims = {}, bool keepdim = false) const;
+  Tensor norm(double p = 2, DimList dims = {}, bool keepdim = false) const;
+  Tensor norm(std::string_view p, DimList dims = {}, bool keepdim = false) const;
+  Tensor all(DimList dims = {}, bool keepdim = false) const;
+  Tensor any(DimList dims = {}, bool keepdim = false) const;
+  Tensor count_nonzero(DimList dims = {}) const;
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
+  std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
 
  private:
   void copy_to_host(void* out, DType out_dtype, const char* op, bool expect_single) const;

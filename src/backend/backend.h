@@ -139,6 +139,88 @@ enum class BinaryOp : uint8_t {
 };
 constexpr bool binary_returns_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
 
+// Reductions over the trailing dims of src (see Backend::reduce). Accumulators: f32 for
+// f32/f16/bf16, f64 for f64, i64 for integer and bool sources; Var/Std/Norm accumulate in f64.
+enum class ReduceOp : uint8_t {
+  Sum,           // dst: src dtype (floating) or i64 (integer, bool)
+  Prod,          // likewise
+  Mean,          // floating src; dst of src dtype
+  Max,           // NaN propagates; dst of src dtype
+  Min,
+  ArgMax,        // dst i64: first index of the max (of the first NaN); params.values: the value
+  ArgMin,
+  All,           // dst bool or u8: x != 0 for every / some element
+  Any,
+  CountNonzero,  // dst i64
+  Var,           // floating; two passes (mean, then squared deviations); params.correction
+  Std,           // sqrt of Var
+  LogSumExp,     // floating; max + log(sum(exp(x - max))), max itself when it is not finite
+  Norm,          // floating; params.p: 0 (count), 1, 2, inf, -inf, or any other p
+};
+struct ReduceParams {
+  double p = 2;
+  double correction = 1;
+  const StridedArray* values = nullptr;  // ArgMax/ArgMin: also write the values here
+};
+
+// Inclusive scans along the last dim (see Backend::scan).
+enum class ScanOp : uint8_t {
+  Sum,   // dst: src dtype (floating, accumulated in f64) or i64 (integer, bool)
+  Prod,  // likewise
+  Max,   // dst: src dtype; indices: i64 index of the running max (ties and NaN: the later)
+  Min,
+};
+
+// ---- NN kernels: sliding windows for convolution and pooling (see Backend::im2col) --------
+// A window over the last two dims; 1-d ops use a height of 1. Element (i, j) of the window of
+// output position (oh, ow) is input (oh * stride_h - pad_h + i * dilation_h,
+// ow * stride_w - pad_w + j * dilation_w); positions outside the input are padding. Only the
+// leading padding is given: the output extent (from the arrays' shapes) fixes the trailing one.
+struct Window2d {
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+};
+enum class PoolOp : uint8_t {
+  Max,          // NaN propagates; i64 index h * W + w of the first maximum (of the last NaN)
+  Avg,          // sum over the window clamped to input + padding, divided as PoolParams says
+  AdaptiveAvg,  // window of output o: [floor(o * H / Ho), ceil((o + 1) * H / Ho)); no padding
+};
+enum class DepthwiseOp : uint8_t { Forward, InputGrad, WeightGrad };
+struct PoolParams {
+  Window2d window;                // Max, Avg
+  bool count_include_pad = true;  // Avg: padding counts in the divisor
+  int64_t divisor = 0;            // Avg: when nonzero, the divisor of every window
+};
+
+// ---- Indexing (see Backend::gather and Backend::scatter) -----------------------------------
+// One index array of a gather or scatter. At element i of the iteration, the indexed array's
+// address moves by index[i] * stride elements. index[i] must lie in [0, size), or in
+// [-size, size) when `wrap` is set (a negative counts from the end, as in Python).
+struct IndexOperand {
+  StridedArray index;  // i64 or i32, of the iteration shape (stride 0 where it broadcasts)
+  int64_t size = 0;    // extent of the indexed dim
+  int64_t stride = 0;  // stride of the indexed dim in the indexed array, in elements
+  bool wrap = false;
+};
+// What an indexing primitive found when it checked every index, before writing anything:
+// ok, or the first operand holding a value out of range (in operand order, then row-major),
+// that value as given and the operand's size. Nothing is written unless ok.
+struct IndexCheck {
+  bool ok = true;
+  int64_t operand = -1;
+  int64_t value = 0;
+  int64_t size = 0;
+};
+enum class ScatterReduce : uint8_t {
+  Assign,  // the last update wins
+  Sum,     // integers wrap; bool: or
+  Prod,    // integers wrap; bool: and
+  Amax,    // NaN propagates
+  Amin,
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -164,6 +246,20 @@ class Backend {
   // Contiguous 1-d i64/i32/... dst: a Fisher-Yates shuffle of 0..n-1 (philox::bits64).
   virtual void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block) = 0;
 
+  // ---- Reductions and scans -----------------------------------------------------------------
+  // src has shape out_shape + reduced_shape (the op layer permutes the reduced dims to the end),
+  // dst has out_shape; each dst element reduces its src elements in row-major order of the
+  // reduced dims. The result is a function of the values alone: bitwise the same for any
+  // strides and any thread count. An empty reduced extent gives the identity (Sum 0, Prod 1,
+  // All true, Any false, CountNonzero 0, LogSumExp -inf, Norm 0 for finite p >= 0); the op
+  // layer refuses it for the other ops.
+  virtual void reduce(ReduceOp op, const StridedArray& dst, const StridedArray& src,
+                      const ReduceParams& params) = 0;
+  // Inclusive scan of src along its last dim into dst (same shape); `indices` (i64, same
+  // shape) is required for Max/Min and ignored otherwise.
+  virtual void scan(ScanOp op, const StridedArray& dst, const StridedArray& src,
+                    const StridedArray* indices) = 0;
+
   // dst = op(src); one shape, any strides; src and dst share a dtype except for the ops that
   // return bool. dst may be src itself (in-place), never a partial overlap.
   virtual void unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
@@ -172,9 +268,107 @@ class Backend {
   // broadcast) and of one dtype; dst of that dtype, or bool for comparisons and logical ops.
   virtual void binary(BinaryOp op, const StridedArray& dst, const StridedArray& a,
                       const StridedArray& b, double alpha) = 0;
+
+  // ---- Matrix multiplication ----------------------------------------------------------------
+  // dst = beta * dst + alpha * (a @ b) for every batch index: a [..., M, K], b [..., K, N],
+  // dst [..., M, N], all with the same batch dims (zero or more; the op layer broadcasts them,
+  // stride 0). a and b take any strides (0, negative); dst any strides without internal overlap,
+  // and overlapping neither a nor b. One dtype, not bool; integers wrap and take integral
+  // alpha/beta. beta == 0: dst is not read (NaN there does not propagate). K == 0: dst =
+  // beta * dst. Bitwise the same for any thread count.
+  virtual void matmul(const StridedArray& dst, const StridedArray& a, const StridedArray& b,
+                      const Scalar& alpha, const Scalar& beta) = 0;
   // dst = cond ? a : b; cond bool; a, b and dst of one dtype; all of dst's shape.
   virtual void where(const StridedArray& dst, const StridedArray& cond, const StridedArray& a,
                      const StridedArray& b) = 0;
+
+  // ---- Normalization and losses (fused: one pass over each row) ----------------------------
+  // Rows of contiguous [rows, n] arrays of one floating dtype. softmax: dst = softmax or
+  // log_softmax of each row of src (an all -inf row gives NaN, as PyTorch).
+  virtual void softmax(const StridedArray& dst, const StridedArray& src, bool log) = 0;
+  // grad_in from grad_out and the forward output y: softmax gi = y * (go - sum(go * y));
+  // log_softmax gi = go - exp(y) * sum(go).
+  virtual void softmax_backward(const StridedArray& grad_in, const StridedArray& grad_out,
+                                const StridedArray& y, bool log) = 0;
+  // Normalizes each row of src: (x - mean) * rstd (rms: x * rstd, rstd = 1/sqrt(mean(x^2)+eps)),
+  // then * weight + bias when given (data null: absent). mean and rstd ([rows], f32 for 16-bit
+  // inputs, else the input dtype) are written for the backward pass (mean untouched for rms).
+  virtual void layer_norm(const StridedArray& dst, const StridedArray& mean,
+                          const StridedArray& rstd, const StridedArray& src,
+                          const StridedArray& weight, const StridedArray& bias, double eps,
+                          bool rms) = 0;
+  // Gradients of layer_norm: grad_in [rows, n]; grad_weight, grad_bias [n] (data null: not
+  // wanted), summed over rows in a fixed order.
+  virtual void layer_norm_backward(const StridedArray& grad_in, const StridedArray& grad_weight,
+                                   const StridedArray& grad_bias, const StridedArray& grad_out,
+                                   const StridedArray& src, const StridedArray& mean,
+                                   const StridedArray& rstd, const StridedArray& weight,
+                                   bool rms) = 0;
+  // Cross-entropy of contiguous logits [rows, classes] against i64 targets [rows]: per-row
+  // loss (0 where target == ignore_index) into loss [rows]; class weights [classes] or null;
+  // label smoothing spreads `smoothing` of the target mass uniformly. row_weight [rows] gets
+  // each row's target weight (1 without class weights, 0 for ignored rows): the denominator of
+  // a mean. Returns the first row whose target
+  // is outside [0, classes) and not ignore_index, or -1 when all are valid (nothing written).
+  virtual int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
+                                const StridedArray& logits,
+                                const StridedArray& target, const StridedArray& weight,
+                                int64_t ignore_index, double smoothing) = 0;
+  // d(loss_row)/d(logits) * grad_loss[row] into grad_logits [rows, classes].
+  virtual void cross_entropy_backward(const StridedArray& grad_logits,
+                                      const StridedArray& grad_loss, const StridedArray& logits,
+                                      const StridedArray& target, const StridedArray& weight,
+                                      int64_t ignore_index, double smoothing) = 0;
+
+  // ---- NN kernels: convolution and pooling (cpu/conv.cpp, cpu/pool.cpp) --------------------
+  // Floating arrays of one dtype, [N, C, H, W] planes with any strides unless said otherwise.
+  // im2col: dst [N, C, kh, kw, Ho, Wo] (any strides; the op layer picks the GEMM layout) gets
+  // the input element at each window position, 0 in padding.
+  virtual void im2col(const StridedArray& dst, const StridedArray& src, const Window2d& w) = 0;
+  // col2im, the adjoint: contiguous dst [N, C, H, W] (overwritten) = the sum, per position, of
+  // the src [N, C, kh, kw, Ho, Wo] elements im2col would have copied from it; each plane in one
+  // fixed order (no atomics), so the result does not depend on the thread count.
+  virtual void col2im(const StridedArray& dst, const StridedArray& src, const Window2d& w) = 0;
+  // Depthwise convolution, direct (im2col would copy the input kh * kw times for GEMMs of one
+  // row each): groups == C, weight [C * M, 1, kh, kw], output channel o reads input channel
+  // o / M. Forward: dst [N, C * M, Ho, Wo] = conv(a = input, b = weight) + bias [C * M] (data
+  // null: none). InputGrad: dst [N, C, H, W] from a = grad_output, b = weight. WeightGrad:
+  // dst [C * M, 1, kh, kw] from a = grad_output, b = input. dst contiguous (overwritten); every
+  // element is summed in one fixed order.
+  virtual void depthwise_conv2d(DepthwiseOp op, const StridedArray& dst, const StridedArray& a,
+                                const StridedArray& b, const StridedArray& bias,
+                                const Window2d& w) = 0;
+  // Pools src [N, C, H, W] into contiguous dst [N, C, Ho, Wo]; Max also writes contiguous i64
+  // indices [N, C, Ho, Wo] (-1 for a window that holds no input element; its value is -inf).
+  virtual void pool2d(PoolOp op, const StridedArray& dst, const StridedArray& indices,
+                      const StridedArray& src, const PoolParams& p) = 0;
+  // Contiguous grad_src [N, C, H, W] (overwritten) from grad_dst [N, C, Ho, Wo]: Max scatters
+  // through indices (any strides; -1 skipped), Avg and AdaptiveAvg spread each gradient over
+  // its window, plane by plane in a fixed order. Returns the first row-major position of
+  // indices holding a value outside [-1, H * W) (those are skipped), or -1 when all are valid.
+  virtual int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src,
+                                  const StridedArray& grad_dst, const StridedArray& indices,
+                                  const PoolParams& p) = 0;
+
+  // ---- Indexing (cpu/index.cpp) --------------------------------------------------------------
+  // The iteration runs over dst's shape: dst[i] = src[i + sum_k indices[k].index[i] *
+  // indices[k].stride]. src is the indexed array restrided to dst's shape (stride 0 along the
+  // dims the indices drive); any dtype, dst's. The index arrays share one dtype (i64 or i32).
+  // Checks every index first (IndexCheck); an empty iteration checks nothing.
+  virtual IndexCheck gather(const StridedArray& dst, const StridedArray& src,
+                            const std::vector<IndexOperand>& indices) = 0;
+  // The adjoint, over src's shape: dst[i + sum_k index_k[i] * stride_k] = reduce(that, src[i]).
+  // dst is the destination restrided to src's shape (stride 0 along the indexed dims), of src's
+  // dtype. The op layer guarantees that the destination has no internal overlap and that
+  // neither src nor the indices overlap it. Updates meeting at one element are applied in
+  // row-major order of the iteration, so the result does not depend on the thread count.
+  // Checks every index first, as gather.
+  virtual IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
+                             const std::vector<IndexOperand>& indices, ScatterReduce reduce) = 0;
+  // Coordinates of the elements of src (any dtype and strides) that are not zero (NaN is not
+  // zero), in row-major order, into contiguous i64 dst [n, src.ndim]; n is their count (the op
+  // layer counts them with reduce CountNonzero).
+  virtual void nonzero(const StridedArray& dst, const StridedArray& src) = 0;
 };
 
 // The registry. The CPU backend is always present; others register when built and usable.

@@ -76,6 +76,7 @@ std::vector<BackendInfo> backend_infos() {
 void set_num_threads(int n) {
   OX_CHECK(n >= 1, Value, "set_num_threads", "thread count must be at least 1, got ", n);
   omp_set_num_threads(n);
+  cpu::set_blas_threads(n);
 }
 
 int get_num_threads() { return omp_get_max_threads(); }

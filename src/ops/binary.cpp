@@ -6,11 +6,14 @@ namespace ox {
 
 namespace {
 
-// Whether `s` survives conversion to `dt` unchanged, so a 16-bit-float op may take it as a
-// 16-bit operand; otherwise the op runs in f32, as PyTorch computes with the exact scalar.
+// Whether `s` survives conversion to the 16-bit float `dt` unchanged, so the op may take it as
+// a 16-bit operand; otherwise the op runs in f32, as PyTorch computes with the exact scalar.
+// Integers count too: f16 x + 2049 must not become x + 2048.
 bool exact_in(const Scalar& s, DType dt) {
-  const Tensor t = ops::scalar_operand(s, dt, Device::cpu());
-  return t.item<double>() == s.to_double() || !s.is_floating();
+  const double v = s.to_double();
+  const auto f = static_cast<float>(v);
+  const float r = dt == kF16 ? static_cast<float>(Half(f)) : static_cast<float>(BFloat16(f));
+  return static_cast<double>(r) == v || v != v;  // NaN converts to NaN
 }
 
 struct Plan {
@@ -226,6 +229,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const TensorOrScalar& va
   OX_CHECK(mi.dtype() == kBool, DType, "masked_fill", "mask must be bool, got ", mi.dtype());
   OX_CHECK(value.is_scalar() || value.tensor().dim() == 0, Shape, "masked_fill",
            "value must be a number or a 0-d tensor, got shape ", value.tensor().shape());
+  OX_CHECK(!value.is_scalar() || scalar_fits(value.scalar(), xi.dtype()), Value, "masked_fill",
+           "value ", value.scalar(), " cannot be converted to ", xi.dtype(), " without overflow");
   OX_CHECK(
       broadcast_shapes(xi.layout().shape, mi.layout().shape, "masked_fill") == xi.layout().shape,
       Shape, "masked_fill", "mask of shape ", mi.layout().shape,
@@ -235,21 +240,57 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const TensorOrScalar& va
   return where(mask, v, x);
 }
 
+namespace {
+
+// The dtype a composite's operands promote to.
+DType composite_dtype(std::initializer_list<TensorOrScalar> operands) {
+  ResultType rt;
+  for (const TensorOrScalar& x : operands) ops::add_operand(rt, x);
+  return rt.get();
+}
+
+TensorOrScalar widened(const TensorOrScalar& x) {
+  return x.is_scalar() ? x : TensorOrScalar(x.tensor().to(kF32));
+}
+
+}  // namespace
+
+// The composites round after every step; with 16-bit floats that reaches several units in the
+// last place, so they compute in f32 and round once, as PyTorch's opmath does.
 Tensor lerp(const Tensor& start, const Tensor& end, const TensorOrScalar& weight) {
   OX_CHECK(is_floating(ops::impl_of(start, "lerp").dtype()), DType, "lerp",
            "needs floating tensors, got ", start.dtype());
-  return add(start, mul(weight, sub(end, start)));
+  ops::impl_of(end, "lerp");
+  if (!weight.is_scalar()) ops::impl_of(weight.tensor(), "lerp");
+  const DType dt = composite_dtype({start, end, weight});
+  if (half_type(dt)) return lerp(start.to(kF32), end.to(kF32), widened(weight)).to(dt);
+  // PyTorch's two-sided form, exact at both ends: weight 0 gives start, weight 1 gives end.
+  const Tensor diff = sub(end, start);
+  if (weight.is_scalar()) {
+    const double w = weight.scalar().to_double();
+    return w < 0.5 ? add(start, diff, w) : sub(end, diff, 1.0 - w);
+  }
+  const Tensor& w = weight.tensor();
+  return where(lt(w, 0.5), add(start, mul(w, diff)), sub(end, mul(diff, sub(1, w))));
 }
 
 Tensor addcmul(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  ops::impl_of(x, "addcmul");
+  ops::impl_of(t1, "addcmul");
+  ops::impl_of(t2, "addcmul");
+  const DType dt = composite_dtype({x, t1, t2});
+  if (half_type(dt)) return addcmul(x.to(kF32), t1.to(kF32), t2.to(kF32), value).to(dt);
   return add(x, mul(t1, t2), value);
 }
 
 Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  ops::impl_of(x, "addcdiv");
   OX_CHECK(is_floating(ops::impl_of(t1, "addcdiv").dtype()) &&
                is_floating(ops::impl_of(t2, "addcdiv").dtype()),
            DType, "addcdiv", "integer division is not supported; got ", t1.dtype(), " and ",
            t2.dtype());
+  const DType dt = composite_dtype({x, t1, t2});
+  if (half_type(dt)) return addcdiv(x.to(kF32), t1.to(kF32), t2.to(kF32), value).to(dt);
   return add(x, div(t1, t2), value);
 }
 

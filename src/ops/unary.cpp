@@ -1,7 +1,10 @@
 // Unary elementwise ops: dtype rules, then the backend's unary primitive.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "core/dispatch.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -127,7 +130,20 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   const DType dt = rt.get();
   const double lo = min ? min->to_double() : -INFINITY, hi = max ? max->to_double() : INFINITY;
   if (!is_floating(dt)) {  // integer bounds clamp in int64 range, without float rounding
-    const int64_t ilo = min ? min->to_int() : INT64_MIN, ihi = max ? max->to_int() : INT64_MAX;
+    // A bound beyond the dtype's range clamps nothing on its side; saturated, it cannot wrap
+    // when it becomes a tensor of that dtype (u8 clamp(-1, 300) is the identity).
+    const auto saturate = [dt](int64_t v) {
+      return dispatch_dtype(dt, [v]<class T>() -> int64_t {
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          return std::clamp<int64_t>(v, std::numeric_limits<T>::min(),
+                                     std::numeric_limits<T>::max());
+        } else {
+          return v;
+        }
+      });
+    };
+    const int64_t ilo = min ? saturate(min->to_int()) : INT64_MIN;
+    const int64_t ihi = max ? saturate(max->to_int()) : INT64_MAX;
     const Tensor lo_t = ops::scalar_operand(ilo, dt, x.device());
     const Tensor hi_t = ops::scalar_operand(ihi, dt, x.device());
     return ox::clamp(x.to(dt), min ? lo_t : Tensor(), max ? hi_t : Tensor());

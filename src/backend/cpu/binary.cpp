@@ -55,7 +55,9 @@ void arithmetic(BinaryOp op, const StridedArray& d, const StridedArray& a, const
                 double alpha) {
   using C = compute_t<T>;
   constexpr bool kInt = std::is_integral_v<C>;
-  const C al = convert<C>(alpha);
+  // An integer alpha wraps into T as PyTorch's does (u8 alpha -2 is 254: x - 254 y = x + 2 y
+  // mod 256); convert<C> would saturate it to 0.
+  const C al = kInt ? static_cast<C>(convert<int64_t>(alpha)) : convert<C>(alpha);
   switch (op) {
     case BinaryOp::Add:
       if constexpr (kInt) {

@@ -38,6 +38,7 @@ class CpuBackend final : public Backend {
                                std::to_string(std::thread::hardware_concurrency()));
     info.features.emplace_back("intra-op threads", std::to_string(omp_get_max_threads()));
     info.features.emplace_back("openmp", std::to_string(_OPENMP));
+    info.features.emplace_back("blas", blas_config());
     info.features.emplace_back("allocator cache limit (OXMERA_CPU_CACHE_MB)",
                                std::to_string(cpu_allocator().cache_limit() >> 20) + " MiB");
     return info;
@@ -59,6 +60,14 @@ class CpuBackend final : public Backend {
   void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block) override {
     cpu::randperm(dst, seed, first_block);
   }
+  void reduce(ReduceOp op, const StridedArray& dst, const StridedArray& src,
+              const ReduceParams& params) override {
+    cpu::reduce(op, dst, src, params);
+  }
+  void scan(ScanOp op, const StridedArray& dst, const StridedArray& src,
+            const StridedArray* indices) override {
+    cpu::scan(op, dst, src, indices);
+  }
   void unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
              const UnaryParams& params) override {
     cpu::unary(op, dst, src, params);
@@ -70,6 +79,76 @@ class CpuBackend final : public Backend {
   void where(const StridedArray& dst, const StridedArray& cond, const StridedArray& a,
              const StridedArray& b) override {
     cpu::where(dst, cond, a, b);
+  }
+  void matmul(const StridedArray& dst, const StridedArray& a, const StridedArray& b,
+              const Scalar& alpha, const Scalar& beta) override {
+    cpu::matmul(dst, a, b, alpha, beta);
+  }
+
+  // Normalization and losses.
+  void softmax(const StridedArray& dst, const StridedArray& src, bool log) override {
+    cpu::softmax(dst, src, log);
+  }
+  void softmax_backward(const StridedArray& gi, const StridedArray& go, const StridedArray& y,
+                        bool log) override {
+    cpu::softmax_backward(gi, go, y, log);
+  }
+  void layer_norm(const StridedArray& dst, const StridedArray& mean, const StridedArray& rstd,
+                  const StridedArray& src, const StridedArray& weight, const StridedArray& bias,
+                  double eps, bool rms) override {
+    cpu::layer_norm(dst, mean, rstd, src, weight, bias, eps, rms);
+  }
+  void layer_norm_backward(const StridedArray& gi, const StridedArray& gw, const StridedArray& gb,
+                           const StridedArray& go, const StridedArray& src,
+                           const StridedArray& mean, const StridedArray& rstd,
+                           const StridedArray& weight, bool rms) override {
+    cpu::layer_norm_backward(gi, gw, gb, go, src, mean, rstd, weight, rms);
+  }
+  int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
+                                const StridedArray& logits,
+                        const StridedArray& target, const StridedArray& weight,
+                        int64_t ignore_index, double smoothing) override {
+    return cpu::cross_entropy(loss, row_weight, logits, target, weight, ignore_index, smoothing);
+  }
+  void cross_entropy_backward(const StridedArray& grad, const StridedArray& grad_loss,
+                              const StridedArray& logits, const StridedArray& target,
+                              const StridedArray& weight, int64_t ignore_index,
+                              double smoothing) override {
+    cpu::cross_entropy_backward(grad, grad_loss, logits, target, weight, ignore_index, smoothing);
+  }
+
+  // NN kernels: convolution and pooling.
+  void im2col(const StridedArray& dst, const StridedArray& src, const Window2d& w) override {
+    cpu::im2col(dst, src, w);
+  }
+  void col2im(const StridedArray& dst, const StridedArray& src, const Window2d& w) override {
+    cpu::col2im(dst, src, w);
+  }
+  void depthwise_conv2d(DepthwiseOp op, const StridedArray& dst, const StridedArray& a,
+                        const StridedArray& b, const StridedArray& bias,
+                        const Window2d& w) override {
+    cpu::depthwise_conv2d(op, dst, a, b, bias, w);
+  }
+  void pool2d(PoolOp op, const StridedArray& dst, const StridedArray& indices,
+              const StridedArray& src, const PoolParams& p) override {
+    cpu::pool2d(op, dst, indices, src, p);
+  }
+  int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
+                          const StridedArray& indices, const PoolParams& p) override {
+    return cpu::pool2d_backward(op, grad_src, grad_dst, indices, p);
+  }
+
+  // Indexing.
+  IndexCheck gather(const StridedArray& dst, const StridedArray& src,
+                    const std::vector<IndexOperand>& indices) override {
+    return cpu::gather(dst, src, indices);
+  }
+  IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
+                     const std::vector<IndexOperand>& indices, ScatterReduce reduce) override {
+    return cpu::scatter(dst, src, indices, reduce);
+  }
+  void nonzero(const StridedArray& dst, const StridedArray& src) override {
+    cpu::nonzero(dst, src);
   }
 };
 

@@ -12,10 +12,50 @@ void linspace(const StridedArray& dst, double start, double end);
 void random(const StridedArray& dst, const RandomSpec& spec);
 void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed, uint64_t first_block);
 void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block);
+void reduce(ReduceOp op, const StridedArray& dst, const StridedArray& src, const ReduceParams& p);
+void scan(ScanOp op, const StridedArray& dst, const StridedArray& src, const StridedArray* indices);
 void unary(UnaryOp op, const StridedArray& dst, const StridedArray& src, const UnaryParams& p);
 void binary(BinaryOp op, const StridedArray& dst, const StridedArray& a, const StridedArray& b,
             double alpha);
 void where(const StridedArray& dst, const StridedArray& cond, const StridedArray& a,
            const StridedArray& b);
+// Batched matmul (matmul.cpp).
+void matmul(const StridedArray& dst, const StridedArray& a, const StridedArray& b,
+            const Scalar& alpha, const Scalar& beta);
+
+// Normalization and losses (softmax_norm.cpp, loss.cpp).
+void softmax(const StridedArray& dst, const StridedArray& src, bool log);
+void softmax_backward(const StridedArray& gi, const StridedArray& go, const StridedArray& y,
+                      bool log);
+void layer_norm(const StridedArray& dst, const StridedArray& mean, const StridedArray& rstd,
+                const StridedArray& src, const StridedArray& weight, const StridedArray& bias,
+                double eps, bool rms);
+void layer_norm_backward(const StridedArray& gi, const StridedArray& gw, const StridedArray& gb,
+                         const StridedArray& go, const StridedArray& src, const StridedArray& mean,
+                         const StridedArray& rstd, const StridedArray& weight, bool rms);
+int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
+                                const StridedArray& logits,
+                      const StridedArray& target, const StridedArray& weight, int64_t ignore_index,
+                      double smoothing);
+void cross_entropy_backward(const StridedArray& grad, const StridedArray& grad_loss,
+                            const StridedArray& logits, const StridedArray& target,
+                            const StridedArray& weight, int64_t ignore_index, double smoothing);
+
+// NN kernels: convolution and pooling (conv.cpp, pool.cpp).
+void im2col(const StridedArray& dst, const StridedArray& src, const Window2d& w);
+void col2im(const StridedArray& dst, const StridedArray& src, const Window2d& w);
+void depthwise_conv2d(DepthwiseOp op, const StridedArray& dst, const StridedArray& a,
+                      const StridedArray& b, const StridedArray& bias, const Window2d& w);
+void pool2d(PoolOp op, const StridedArray& dst, const StridedArray& indices,
+            const StridedArray& src, const PoolParams& p);
+int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
+                        const StridedArray& indices, const PoolParams& p);
+
+// Indexing (index.cpp).
+IndexCheck gather(const StridedArray& dst, const StridedArray& src,
+                  const std::vector<IndexOperand>& indices);
+IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
+                   const std::vector<IndexOperand>& indices, ScatterReduce reduce);
+void nonzero(const StridedArray& dst, const StridedArray& src);
 
 }  // namespace ox::cpu

@@ -56,12 +56,13 @@ void numeric_unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
       }
     case UnaryOp::Relu:  // NaN propagates
       return map_unary<T, T>(dst, src, [](C x) { return x < C(0) ? C(0) : x; });
-    case UnaryOp::Clamp: {  // NaN propagates, as PyTorch
+    case UnaryOp::Clamp: {  // NaN propagates; min(max(x, lo), hi), so lo > hi gives hi
       const C lo = convert<C>(p.a), hi = convert<C>(p.b);
       return map_unary<T, T>(dst, src, [lo, hi](C x) {
         if constexpr (std::is_floating_point_v<C>)
           if (x != x) return x;
-        return x < lo ? lo : (hi < x ? hi : x);
+        const C y = x < lo ? lo : x;
+        return hi < y ? hi : y;
       });
     }
     default:

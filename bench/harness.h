@@ -1,0 +1,81 @@
+#pragma once
+// The benchmark table's harness: timing, shared inputs and the per-framework entry points.
+// Framework-free on purpose: oxmera_workloads.cpp and libtorch_workloads.cpp both include it,
+// and neither framework's headers may reach the other's translation unit.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oxbench {
+
+// Seconds per call of one workload, or nullopt when the framework lacks the op.
+using Timing = std::optional<double>;
+
+// Shapes shared by both frameworks (shared/WORKLOADS.md).
+inline constexpr int64_t kBatch = 64, kBmmM = 128, kBmmK = 64, kBmmN = 128;
+inline constexpr int64_t kVec = int64_t{1} << 24;  // add16M, sum16M
+inline constexpr int64_t kSquare = 4096;           // add16M_bcast, sum_rows, transpose_copy
+inline constexpr int64_t kSoftmaxRows = 4096, kSoftmaxCols = 1024;
+inline constexpr int64_t kSmallNumel = 8, kSmallCalls = 10000;
+
+// How long a workload is timed. Warm-up and timed runs each stop at their count or once their
+// share of budget_s is spent, but never before one warm-up and min_reps timed runs, so a slow
+// op (a naive GEMM) costs a few runs, not minutes.
+struct Policy {
+  int warmup = 3;
+  int min_reps = 5;
+  int max_reps = 101;
+  double budget_s = 1.0;
+};
+
+// Median wall time of fn() in seconds, after untimed warm-up calls. The median, not the
+// minimum: it is what a user sees, and steadier than the mean when other jobs share the cores.
+template <class F>
+double median_seconds(F&& fn, Policy p = {}) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  const auto warm = Clock::now();
+  for (int i = 0; i < p.warmup && (i == 0 || seconds_since(warm) < p.budget_s / 4); ++i) fn();
+  std::vector<double> times;
+  const auto start = Clock::now();
+  while (static_cast<int>(times.size()) < p.max_reps) {
+    const auto t0 = Clock::now();
+    fn();
+    const auto t1 = Clock::now();
+    times.push_back(std::chrono::duration<double>(t1 - t0).count());
+    const double spent = std::chrono::duration<double>(t1 - start).count();
+    if (static_cast<int>(times.size()) >= p.min_reps && spent >= p.budget_s) break;
+  }
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+// Uniform in [-1, 1) from splitmix64: both frameworks copy their inputs from these host
+// vectors, so they see identical numbers whatever their own random generators do.
+std::vector<float> random_floats(int64_t n, uint64_t seed);
+
+// Seeds of the inputs, one per operand role.
+inline constexpr uint64_t kSeedA = 1, kSeedB = 2;
+
+// Per framework: median seconds per call of workload `id` (one op for small_add; one full
+// call otherwise), run with `threads` threads. Unknown or missing ops give nullopt.
+Timing oxmera_seconds(std::string_view id);
+Timing libtorch_seconds(std::string_view id);
+void oxmera_set_threads(int n);
+void libtorch_set_threads(int n);
+bool libtorch_available();
+std::string libtorch_version();  // "" when absent
+
+// Machine ceilings (ceilings.cpp, built with -march=native), best of repeated runs.
+double fma_peak_gflops(int threads);
+double triad_GBps(int threads);
+
+}  // namespace oxbench

@@ -1,0 +1,104 @@
+// oxmera's side of the benchmark table: one small function per row of shared/WORKLOADS.md.
+// A row whose op oxmera does not have yet returns not_yet() (the table then says "n/a (not yet
+// in oxmera)"); filling it in is writing the same few lines as its LibTorch twin.
+
+#include <oxmera/oxmera.h>
+
+#include <functional>
+#include <map>
+
+#include "harness.h"
+
+namespace oxbench {
+
+namespace {
+
+// Keeps a result observable without reading it, so no call is elided. The result is dropped
+// right after, so every timed call allocates its output as a user's would.
+const void* volatile g_sink = nullptr;
+void keep(const ox::Tensor& t) { g_sink = t.impl(); }
+
+ox::Tensor host(const ox::Shape& shape, uint64_t seed) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  return ox::tensor(random_floats(numel, seed), shape);
+}
+
+[[maybe_unused]] Timing not_yet() { return std::nullopt; }
+
+Timing sgemm(int64_t n) {
+  const ox::Tensor a = host({n, n}, kSeedA), b = host({n, n}, kSeedB);
+  return median_seconds([&] { keep(ox::matmul(a, b)); });
+}
+
+Timing bmm() {
+  const ox::Tensor a = host({kBatch, kBmmM, kBmmK}, kSeedA);
+  const ox::Tensor b = host({kBatch, kBmmK, kBmmN}, kSeedB);
+  return median_seconds([&] { keep(ox::bmm(a, b)); });
+}
+
+Timing add16M() {
+  const ox::Tensor a = host({kVec}, kSeedA), b = host({kVec}, kSeedB);
+  return median_seconds([&] { keep(a + b); });
+}
+
+Timing add16M_bcast() {
+  const ox::Tensor a = host({kSquare, kSquare}, kSeedA), row = host({kSquare}, kSeedB);
+  return median_seconds([&] { keep(a + row); });
+}
+
+Timing sum16M() {
+  const ox::Tensor x = host({kVec}, kSeedA);
+  return median_seconds([&] { keep(x.sum()); });
+}
+
+Timing sum_rows() {
+  const ox::Tensor x = host({kSquare, kSquare}, kSeedA);
+  return median_seconds([&] { keep(x.sum(1)); });
+}
+
+Timing softmax() {
+  const ox::Tensor x = host({kSoftmaxRows, kSoftmaxCols}, kSeedA);
+  return median_seconds([&] { keep(ox::softmax(x, -1)); });
+}
+
+Timing small_add() {
+  const ox::Tensor a = host({kSmallNumel}, kSeedA), b = host({kSmallNumel}, kSeedB);
+  const double block = median_seconds([&] {
+    for (int64_t i = 0; i < kSmallCalls; ++i) keep(a + b);
+  });
+  return block / double(kSmallCalls);
+}
+
+Timing transpose_copy() {
+  const ox::Tensor x = host({kSquare, kSquare}, kSeedA);
+  return median_seconds([&] { keep(x.t().contiguous()); });
+}
+
+const std::map<std::string_view, std::function<Timing()>>& rows() {
+  static const std::map<std::string_view, std::function<Timing()>> table = {
+      {"sgemm256", [] { return sgemm(256); }},
+      {"sgemm1024", [] { return sgemm(1024); }},
+      {"sgemm2048", [] { return sgemm(2048); }},
+      {"bmm", bmm},
+      {"add16M", add16M},
+      {"add16M_bcast", add16M_bcast},
+      {"sum16M", sum16M},
+      {"sum_rows", sum_rows},
+      {"softmax", softmax},
+      {"small_add", small_add},
+      {"transpose_copy", transpose_copy},
+  };
+  return table;
+}
+
+}  // namespace
+
+void oxmera_set_threads(int n) { ox::set_num_threads(n); }
+
+Timing oxmera_seconds(std::string_view id) {
+  const auto it = rows().find(id);
+  return it == rows().end() ? std::nullopt : it->second();
+}
+
+}  // namespace oxbench

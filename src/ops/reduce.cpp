@@ -1,0 +1,349 @@
+// Reductions and scans: dims and dtype rules, then one backend primitive. The op layer moves
+// the reduced dims of the input to the end (a permuted view, no copy); the kernel reduces the
+// trailing dims of that view into the output.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "ops/op_util.h"
+
+namespace ox {
+
+namespace {
+
+struct Reduction {
+  Shape out_shape;   // the kept dims
+  Shape keep_shape;  // with a 1 at each reduced dim (keepdim)
+  StridedArray src;  // the input as kept dims then reduced dims
+  bool empty_extent = false;
+};
+
+// Which dims `dims` names (all when it is empty); Index error out of range, Value error twice.
+std::vector<bool> reduced_mask(const Tensor& x, const DimList& dims, const char* op) {
+  const int64_t nd = x.dim();
+  std::vector<bool> mask(static_cast<size_t>(nd), dims.empty());
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(nd, 1)), false);
+  for (int64_t d : dims.dims()) {
+    const auto w = static_cast<size_t>(wrap_dim(d, std::max<int64_t>(nd, 1), op));
+    OX_CHECK(!seen[w], Value, op, "dim ", d, " appears more than once in dims ", dims.dims());
+    seen[w] = true;
+    if (nd > 0) mask[w] = true;  // a 0-d tensor takes dim 0 / -1 as itself
+  }
+  return mask;
+}
+
+Reduction plan(const Tensor& x, const std::vector<bool>& mask) {
+  Reduction r;
+  const StridedArray a = x.impl()->array();
+  Shape red_shape;
+  Strides kept_strides, red_strides;
+  for (size_t d = 0; d < mask.size(); ++d) {
+    r.keep_shape.push_back(mask[d] ? 1 : a.shape[d]);
+    if (mask[d]) {
+      red_shape.push_back(a.shape[d]);
+      red_strides.push_back(a.strides[d]);
+      r.empty_extent = r.empty_extent || a.shape[d] == 0;
+    } else {
+      r.out_shape.push_back(a.shape[d]);
+      kept_strides.push_back(a.strides[d]);
+    }
+  }
+  r.src = a;
+  r.src.shape = r.out_shape;
+  r.src.strides = kept_strides;
+  for (size_t d = 0; d < red_shape.size(); ++d) {
+    r.src.shape.push_back(red_shape[d]);
+    r.src.strides.push_back(red_strides[d]);
+  }
+  return r;
+}
+
+Reduction plan(const Tensor& x, const DimList& dims, const char* op) {
+  return plan(x, reduced_mask(x, dims, op));
+}
+
+void require_nonempty(const Reduction& r, const Tensor& x, const DimList& dims, const char* op) {
+  OX_CHECK(!r.empty_extent, Empty, op, "cannot reduce over an empty extent: input of shape ",
+           x.shape(), ", dims ", dims.empty() ? std::string("all") : to_string(dims.dims()),
+           " (the op has no identity)");
+}
+
+// The kernel's view of a fresh contiguous result: its kept dims only.
+StridedArray out_array(const Tensor& out, const Reduction& r) {
+  StridedArray a = out.impl()->array();
+  a.shape = r.out_shape;
+  a.strides = contiguous_strides(r.out_shape);
+  return a;
+}
+
+Tensor reduce_into(const Tensor& x, const Reduction& r, ReduceOp op, DType dtype, bool keepdim,
+                   const char* name, const ReduceParams& params = {}) {
+  Tensor out = make_empty(keepdim ? r.keep_shape : r.out_shape, dtype, x.device(), name);
+  if (out.numel() > 0) backend_for(x.device(), name).reduce(op, out_array(out, r), r.src, params);
+  return out;
+}
+
+// sum and prod: `dtype` converts the input first (as PyTorch); integer and bool inputs
+// accumulate in i64, converted to an integer `dtype` at the end.
+Tensor sum_like(const Tensor& x, const DimList& dims, bool keepdim, std::optional<DType> dtype,
+                ReduceOp op, const char* name) {
+  ops::impl_of(x, name);
+  const Tensor src = dtype ? x.to(*dtype) : x;
+  const Reduction r = plan(src, dims, name);
+  Tensor out =
+      reduce_into(src, r, op, is_floating(src.dtype()) ? src.dtype() : kI64, keepdim, name);
+  return dtype && *dtype != out.dtype() ? out.to(*dtype) : out;
+}
+
+void require_floating(const Tensor& x, const char* name) {
+  OX_CHECK(is_floating(x.dtype()), DType, name, "needs a floating tensor, got ", x.dtype());
+}
+
+Tensor extreme(const Tensor& x, const DimList& dims, bool keepdim, ReduceOp op, const char* name) {
+  ops::impl_of(x, name);
+  const Reduction r = plan(x, dims, name);
+  require_nonempty(r, x, dims, name);
+  return reduce_into(x, r, op, x.dtype(), keepdim, name);
+}
+
+std::tuple<Tensor, Tensor> extreme_with_index(const Tensor& x, int64_t dim, bool keepdim,
+                                              ReduceOp op, const char* name) {
+  ops::impl_of(x, name);
+  const Reduction r = plan(x, DimList(dim), name);
+  require_nonempty(r, x, DimList(dim), name);
+  const Shape& shape = keepdim ? r.keep_shape : r.out_shape;
+  Tensor values = make_empty(shape, x.dtype(), x.device(), name);
+  Tensor indices = make_empty(shape, kI64, x.device(), name);
+  if (values.numel() > 0) {
+    const StridedArray v = out_array(values, r);
+    backend_for(x.device(), name).reduce(op, out_array(indices, r), r.src, {.values = &v});
+  }
+  return {values, indices};
+}
+
+Tensor arg_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, ReduceOp op,
+                   const char* name) {
+  ops::impl_of(x, name);
+  const DimList dims = dim ? DimList(*dim) : DimList();
+  const Reduction r = plan(x, dims, name);
+  require_nonempty(r, x, dims, name);
+  return reduce_into(x, r, op, kI64, keepdim, name);
+}
+
+Tensor var_std(const Tensor& x, const DimList& dims, double correction, bool keepdim, ReduceOp op,
+               const char* name) {
+  ops::impl_of(x, name);
+  require_floating(x, name);
+  const Reduction r = plan(x, dims, name);
+  require_nonempty(r, x, dims, name);
+  return reduce_into(x, r, op, x.dtype(), keepdim, name, {.correction = correction});
+}
+
+// Moves `dim` of a to the end (a 0-d array stays as it is).
+StridedArray dim_last(StridedArray a, int64_t dim) {
+  if (a.shape.empty()) return a;
+  const auto d = static_cast<size_t>(dim);
+  const int64_t size = a.shape[d], stride = a.strides[d];
+  a.shape.erase(a.shape.begin() + d);
+  a.strides.erase(a.strides.begin() + d);
+  a.shape.push_back(size);
+  a.strides.push_back(stride);
+  return a;
+}
+
+Tensor scan_sum_prod(const Tensor& x, int64_t dim, std::optional<DType> dtype, ScanOp op,
+                     const char* name) {
+  ops::impl_of(x, name);
+  const Tensor src = dtype ? x.to(*dtype) : x;
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(src.dim(), 1), name);
+  Tensor out =
+      make_empty(src.shape(), is_floating(src.dtype()) ? src.dtype() : kI64, src.device(), name);
+  if (out.numel() > 0)
+    backend_for(src.device(), name)
+        .scan(op, dim_last(out.impl()->array(), d), dim_last(src.impl()->array(), d), nullptr);
+  return dtype && *dtype != out.dtype() ? out.to(*dtype) : out;
+}
+
+std::tuple<Tensor, Tensor> scan_extreme(const Tensor& x, int64_t dim, ScanOp op, const char* name) {
+  ops::impl_of(x, name);
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), name);
+  Tensor values = make_empty(x.shape(), x.dtype(), x.device(), name);
+  Tensor indices = make_empty(x.shape(), kI64, x.device(), name);
+  if (x.numel() > 0) {
+    const StridedArray idx = dim_last(indices.impl()->array(), d);
+    backend_for(x.device(), name)
+        .scan(op, dim_last(values.impl()->array(), d), dim_last(x.impl()->array(), d), &idx);
+  }
+  return {values, indices};
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dtype) {
+  return sum_like(x, dims, keepdim, dtype, ReduceOp::Sum, "sum");
+}
+
+Tensor mean(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dtype) {
+  ops::impl_of(x, "mean");
+  const Tensor src = dtype ? x.to(*dtype) : x;
+  OX_CHECK(is_floating(src.dtype()), DType, "mean",
+           "needs a floating input or dtype (could not infer the output dtype from ", src.dtype(),
+           "); pass dtype = ox::kF32");
+  const Reduction r = plan(src, dims, "mean");
+  require_nonempty(r, src, dims, "mean");
+  return reduce_into(src, r, ReduceOp::Mean, src.dtype(), keepdim, "mean");
+}
+
+Tensor prod(const Tensor& x, std::optional<DType> dtype) {
+  return sum_like(x, {}, false, dtype, ReduceOp::Prod, "prod");
+}
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dtype) {
+  return sum_like(x, dim, keepdim, dtype, ReduceOp::Prod, "prod");
+}
+
+Tensor max(const Tensor& x) { return extreme(x, {}, false, ReduceOp::Max, "max"); }
+Tensor min(const Tensor& x) { return extreme(x, {}, false, ReduceOp::Min, "min"); }
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme_with_index(x, dim, keepdim, ReduceOp::ArgMax, "max");
+}
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme_with_index(x, dim, keepdim, ReduceOp::ArgMin, "min");
+}
+Tensor amax(const Tensor& x, DimList dims, bool keepdim) {
+  return extreme(x, dims, keepdim, ReduceOp::Max, "amax");
+}
+Tensor amin(const Tensor& x, DimList dims, bool keepdim) {
+  return extreme(x, dims, keepdim, ReduceOp::Min, "amin");
+}
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_extreme(x, dim, keepdim, ReduceOp::ArgMax, "argmax");
+}
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_extreme(x, dim, keepdim, ReduceOp::ArgMin, "argmin");
+}
+
+Tensor var(const Tensor& x, DimList dims, double correction, bool keepdim) {
+  return var_std(x, dims, correction, keepdim, ReduceOp::Var, "var");
+}
+Tensor std(const Tensor& x, DimList dims, double correction, bool keepdim) {
+  return var_std(x, dims, correction, keepdim, ReduceOp::Std, "std");
+}
+
+Tensor logsumexp(const Tensor& x, DimList dims, bool keepdim) {
+  ops::impl_of(x, "logsumexp");
+  // Integer and bool inputs compute in f32, as PyTorch; an empty extent gives -inf (log 0).
+  const Tensor src = is_floating(x.dtype()) ? x : x.to(kF32);
+  const Reduction r = plan(src, dims, "logsumexp");
+  return reduce_into(src, r, ReduceOp::LogSumExp, src.dtype(), keepdim, "logsumexp");
+}
+
+Tensor norm(const Tensor& x, double p, DimList dims, bool keepdim) {
+  ops::impl_of(x, "norm");
+  require_floating(x, "norm");
+  OX_CHECK(!std::isnan(p), Value, "norm", "p must not be NaN");
+  const Reduction r = plan(x, dims, "norm");
+  // Finite p >= 0 sums to 0 over nothing; inf, -inf and negative p have no value there.
+  if (!(p >= 0 && std::isfinite(p))) require_nonempty(r, x, dims, "norm");
+  return reduce_into(x, r, ReduceOp::Norm, x.dtype(), keepdim, "norm", {.p = p});
+}
+Tensor norm(const Tensor& x, std::string_view p, DimList dims, bool keepdim) {
+  OX_CHECK(p != "nuc", NotImplemented, "norm", "the nuclear norm needs an SVD, not available");
+  OX_CHECK(p == "fro", Value, "norm", "p must be a number or \"fro\", got \"", std::string(p),
+           "\"");
+  return norm(x, 2.0, dims, keepdim);
+}
+
+Tensor all(const Tensor& x, DimList dims, bool keepdim) {
+  ops::impl_of(x, "all");
+  return reduce_into(x, plan(x, dims, "all"), ReduceOp::All, x.dtype() == kU8 ? kU8 : kBool,
+                     keepdim, "all");
+}
+Tensor any(const Tensor& x, DimList dims, bool keepdim) {
+  ops::impl_of(x, "any");
+  return reduce_into(x, plan(x, dims, "any"), ReduceOp::Any, x.dtype() == kU8 ? kU8 : kBool,
+                     keepdim, "any");
+}
+Tensor count_nonzero(const Tensor& x, DimList dims) {
+  ops::impl_of(x, "count_nonzero");
+  return reduce_into(x, plan(x, dims, "count_nonzero"), ReduceOp::CountNonzero, kI64, false,
+                     "count_nonzero");
+}
+
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  return scan_sum_prod(x, dim, dtype, ScanOp::Sum, "cumsum");
+}
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  return scan_sum_prod(x, dim, dtype, ScanOp::Prod, "cumprod");
+}
+std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) {
+  return scan_extreme(x, dim, ScanOp::Max, "cummax");
+}
+std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) {
+  return scan_extreme(x, dim, ScanOp::Min, "cummin");
+}
+
+Tensor Tensor::sum(DimList dims, bool keepdim, std::optional<DType> dtype) const {
+  return ox::sum(*this, std::move(dims), keepdim, dtype);
+}
+Tensor Tensor::mean(DimList dims, bool keepdim, std::optional<DType> dtype) const {
+  return ox::mean(*this, std::move(dims), keepdim, dtype);
+}
+Tensor Tensor::prod(std::optional<DType> dtype) const { return ox::prod(*this, dtype); }
+Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<DType> dtype) const {
+  return ox::prod(*this, dim, keepdim, dtype);
+}
+Tensor Tensor::max() const { return ox::max(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
+  return ox::max(*this, dim, keepdim);
+}
+Tensor Tensor::min() const { return ox::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
+  return ox::min(*this, dim, keepdim);
+}
+Tensor Tensor::amax(DimList dims, bool keepdim) const {
+  return ox::amax(*this, std::move(dims), keepdim);
+}
+Tensor Tensor::amin(DimList dims, bool keepdim) const {
+  return ox::amin(*this, std::move(dims), keepdim);
+}
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
+  return ox::argmax(*this, dim, keepdim);
+}
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const {
+  return ox::argmin(*this, dim, keepdim);
+}
+Tensor Tensor::var(DimList dims, double correction, bool keepdim) const {
+  return ox::var(*this, std::move(dims), correction, keepdim);
+}
+Tensor Tensor::std(DimList dims, double correction, bool keepdim) const {
+  return ox::std(*this, std::move(dims), correction, keepdim);
+}
+Tensor Tensor::logsumexp(DimList dims, bool keepdim) const {
+  return ox::logsumexp(*this, std::move(dims), keepdim);
+}
+Tensor Tensor::norm(double p, DimList dims, bool keepdim) const {
+  return ox::norm(*this, p, std::move(dims), keepdim);
+}
+Tensor Tensor::norm(std::string_view p, DimList dims, bool keepdim) const {
+  return ox::norm(*this, p, std::move(dims), keepdim);
+}
+Tensor Tensor::all(DimList dims, bool keepdim) const {
+  return ox::all(*this, std::move(dims), keepdim);
+}
+Tensor Tensor::any(DimList dims, bool keepdim) const {
+  return ox::any(*this, std::move(dims), keepdim);
+}
+Tensor Tensor::count_nonzero(DimList dims) const {
+  return ox::count_nonzero(*this, std::move(dims));
+}
+Tensor Tensor::cumsum(int64_t dim, std::optional<DType> dtype) const {
+  return ox::cumsum(*this, dim, dtype);
+}
+Tensor Tensor::cumprod(int64_t dim, std::optional<DType> dtype) const {
+  return ox::cumprod(*this, dim, dtype);
+}
+std::tuple<Tensor, Tensor> Tensor::cummax(int64_t dim) const { return ox::cummax(*this, dim); }
+std::tuple<Tensor, Tensor> Tensor::cummin(int64_t dim) const { return ox::cummin(*this, dim); }
+
+}  // namespace ox
