@@ -72,4 +72,56 @@ inline std::vector<double> iota_values(int64_t n) {
 inline std::vector<int64_t> shape_of(const ox::Tensor& t) { return t.shape().vec(); }
 inline std::vector<int64_t> strides_of(const ox::Tensor& t) { return t.strides().vec(); }
 
+// ---- Inputs for op tests: fixed values, row-major ------------------------------------------
+
+using ShapeV = std::vector<int64_t>;
+// TESTING.md's shapes; (1029, 917) crosses the parallel grain, so two threads split it.
+inline const std::vector<ShapeV> kShapes = {{}, {1}, {0}, {1, 0, 3}, {23}, {812}, {1029, 917}};
+
+inline std::string shape_str(const ShapeV& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+inline uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+// Uniform in [lo, hi), a fixed function of (i, salt).
+inline double uniform_at(int64_t i, uint64_t salt, double lo, double hi) {
+  const double u =
+      static_cast<double>(mix(static_cast<uint64_t>(i) * 2654435761u ^ salt) >> 11) * 0x1p-53;
+  return lo + (hi - lo) * u;
+}
+// An integer in [lo, hi], a fixed function of (i, salt).
+inline int64_t integer_at(int64_t i, uint64_t salt, int64_t lo, int64_t hi) {
+  const auto span = static_cast<uint64_t>(hi - lo) + 1;
+  const uint64_t r = mix(static_cast<uint64_t>(i) * 2654435761u ^ salt);
+  return lo + static_cast<int64_t>(span ? r % span : r);
+}
+
+// Value of source element i; inputs take values in this order before they are laid out.
+using Source = std::function<double(int64_t)>;
+
+inline ox::Tensor contiguous_from(const ShapeV& shape, ox::DType dt, const Source& src) {
+  const int64_t n = product(shape);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = src(i);
+  return ox::tensor(v, ox::Shape(shape), {.dtype = dt});
+}
+
+// Logical values in row-major order.
+inline std::vector<double> values_of(const ox::Tensor& t) { return t.to_vector<double>(); }
+
+// The raw bytes of the elements in row-major order, for bitwise comparisons.
+inline std::vector<uint8_t> bytes_of(const ox::Tensor& t) {
+  if (t.numel() == 0) return {};
+  const ox::Tensor c = t.contiguous();
+  const auto* p = static_cast<const uint8_t*>(c.raw_data_ptr(c.dtype()));
+  return std::vector<uint8_t>(p, p + c.nbytes());
+}
+
 }  // namespace oxtest

@@ -24,6 +24,16 @@ namespace ewtest {
 
 using ox::DType;
 using ox::Tensor;
+using oxtest::bytes_of;
+using oxtest::contiguous_from;
+using oxtest::integer_at;
+using oxtest::kShapes;
+using oxtest::mix;
+using oxtest::shape_str;
+using oxtest::ShapeV;
+using oxtest::Source;
+using oxtest::uniform_at;
+using oxtest::values_of;
 __extension__ typedef __int128 i128;  // exact reference arithmetic for every int64 pair
 __extension__ typedef unsigned __int128 u128;
 
@@ -54,29 +64,7 @@ inline const char* lay_name(Lay l) {
   return "?";
 }
 
-using ShapeV = std::vector<int64_t>;
-// TESTING.md's shapes; (1029, 917) crosses the parallel grain (32768 elements), so two threads
-// split it in the middle of a row.
-inline const std::vector<ShapeV> kShapes = {{}, {1}, {0}, {1, 0, 3}, {23}, {812}, {1029, 917}};
 inline const ShapeV kBig = {1029, 917};
-
-inline std::string shape_str(const ShapeV& s) {
-  std::ostringstream o;
-  o << '[';
-  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
-  o << ']';
-  return o.str();
-}
-
-// Value of source element i; inputs take values in this order before they are laid out.
-using Source = std::function<double(int64_t)>;
-
-inline Tensor contiguous_from(const ShapeV& shape, DType dt, const Source& src) {
-  const int64_t n = oxtest::product(shape);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = src(i);
-  return ox::tensor(v, ox::Shape(shape), {.dtype = dt});
-}
 
 // A tensor of `shape` and dtype `dt` laid out as `lay`. Expanded layouts repeat values along
 // the expanded dim, so read the logical values back with values_of().
@@ -126,37 +114,7 @@ inline Tensor make_input(const ShapeV& shape, DType dt, Lay lay, const Source& s
   return {};
 }
 
-// Logical values in row-major order.
-inline std::vector<double> values_of(const Tensor& t) { return t.to_vector<double>(); }
-
-// The raw bytes of `t`'s elements in row-major order, for bitwise comparisons.
-inline std::vector<uint8_t> bytes_of(const Tensor& t) {
-  if (t.numel() == 0) return {};
-  const Tensor c = t.contiguous();
-  const auto* p = static_cast<const uint8_t*>(c.raw_data_ptr(c.dtype()));
-  return std::vector<uint8_t>(p, p + c.nbytes());
-}
-
 // ---- A stateless value source ---------------------------------------------------------------
-
-inline uint64_t mix(uint64_t x) {  // splitmix64's finalizer
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-// Uniform in [lo, hi), a fixed function of (i, salt).
-inline double uniform_at(int64_t i, uint64_t salt, double lo, double hi) {
-  const double u =
-      static_cast<double>(mix(static_cast<uint64_t>(i) * 2654435761u ^ salt) >> 11) * 0x1p-53;
-  return lo + (hi - lo) * u;
-}
-// An integer in [lo, hi], a fixed function of (i, salt).
-inline int64_t integer_at(int64_t i, uint64_t salt, int64_t lo, int64_t hi) {
-  const auto span = static_cast<uint64_t>(hi - lo) + 1;
-  const uint64_t r = mix(static_cast<uint64_t>(i) * 2654435761u ^ salt);
-  return lo + static_cast<int64_t>(span ? r % span : r);
-}
 
 // ---- Dtype facts written out here (not read from oxmera) ------------------------------------
 

@@ -19,7 +19,13 @@ namespace idxtest {
 
 using ox::DType;
 using ox::Tensor;
-using ShapeV = std::vector<int64_t>;
+using oxtest::bytes_of;
+using oxtest::contiguous_from;
+using oxtest::integer_at;
+using oxtest::mix;
+using oxtest::shape_str;
+using oxtest::ShapeV;
+using oxtest::Source;
 
 enum class Lay { Contig, Transposed, Narrowed, Expanded, Flipped };
 inline constexpr Lay kLayouts[] = {Lay::Contig, Lay::Transposed, Lay::Narrowed, Lay::Expanded,
@@ -43,40 +49,14 @@ inline const char* lay_name(Lay l) {
   return "?";
 }
 
-inline std::string shape_str(const ShapeV& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 // ---- Values ----------------------------------------------------------------------------------
 
-inline uint64_t mix(uint64_t x) {  // splitmix64's finalizer
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-// An integer in [lo, hi], a fixed function of (i, salt).
-inline int64_t integer_at(int64_t i, uint64_t salt, int64_t lo, int64_t hi) {
-  const auto span = static_cast<uint64_t>(hi - lo) + 1;
-  return lo + static_cast<int64_t>(mix(static_cast<uint64_t>(i) * 2654435761u ^ salt) % span);
-}
 // Uniform in [lo, hi), a fixed function of (i, salt).
 inline double uniform_at(int64_t i, uint64_t salt, double lo, double hi) {
   const double u =
       static_cast<double>(mix(static_cast<uint64_t>(i) * 0x9E3779B1u ^ (salt << 7)) >> 11) *
       0x1p-53;
   return lo + (hi - lo) * u;
-}
-
-using Source = std::function<double(int64_t)>;
-
-inline Tensor contiguous_from(const ShapeV& shape, DType dt, const Source& src) {
-  const int64_t n = oxtest::product(shape);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = src(i);
-  return ox::tensor(v, ox::Shape(shape), {.dtype = dt});
 }
 
 // A tensor of `shape` laid out as `lay`; an expanded one repeats its values along dim 0, so
@@ -138,14 +118,6 @@ inline int64_t flat(const std::vector<int64_t>& index, const ShapeV& shape) {
   int64_t o = 0;
   for (size_t d = 0; d < shape.size(); ++d) o = o * shape[d] + index[d];
   return o;
-}
-
-// Raw bytes of t's elements in row-major order, for bitwise comparisons.
-inline std::vector<uint8_t> bytes_of(const Tensor& t) {
-  if (t.numel() == 0) return {};
-  const Tensor c = t.contiguous();
-  const auto* p = static_cast<const uint8_t*>(c.raw_data_ptr(c.dtype()));
-  return std::vector<uint8_t>(p, p + c.nbytes());
 }
 
 // f(): at 1 and at 2 threads; the two results must be bitwise the same.

@@ -21,15 +21,8 @@ namespace mmtest {
 
 using ox::DType;
 using ox::Tensor;
-using ShapeV = std::vector<int64_t>;
-
-inline std::string str(const ShapeV& s) {
-  std::ostringstream o;
-  o << '[';
-  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
-  o << ']';
-  return o.str();
-}
+using oxtest::ShapeV;
+inline std::string str(const ShapeV& s) { return oxtest::shape_str(s); }
 
 // ---- The one tolerance table for matrix ops (TESTING.md: "matmul and reductions grow with
 // K"). Each result element is a sum of K products, so its rounding error grows with K: the

@@ -23,22 +23,23 @@ namespace rtest {
 
 using ox::DType;
 using ox::Tensor;
-using ShapeV = std::vector<int64_t>;
+using oxtest::bytes_of;
+using oxtest::kShapes;
+using oxtest::mix;
+using oxtest::ShapeV;
+using oxtest::Source;
+using oxtest::uniform_at;
+using oxtest::values_of;
+inline std::string str(const ShapeV& s) { return oxtest::shape_str(s); }
+inline Tensor from_source(const ShapeV& shape, DType dt, const Source& src) {
+  return oxtest::contiguous_from(shape, dt, src);
+}
 using LD = long double;
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // TESTING.md's shapes. (1029, 917) crosses the parallel grain and the 1024-element chunks.
-inline const std::vector<ShapeV> kShapes = {{}, {1}, {0}, {1, 0, 3}, {23}, {812}, {1029, 917}};
-
-inline std::string str(const ShapeV& s) {
-  std::ostringstream o;
-  o << '[';
-  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
-  o << ']';
-  return o.str();
-}
 
 // ---- Layouts ------------------------------------------------------------------------------
 
@@ -59,16 +60,6 @@ inline const char* name(Lay l) {
       return "flipped";
   }
   return "?";
-}
-
-// Value of source element i.
-using Source = std::function<double(int64_t)>;
-
-inline Tensor from_source(const ShapeV& shape, DType dt, const Source& src) {
-  const int64_t n = oxtest::product(shape);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = src(i);
-  return ox::tensor(v, ox::Shape(shape), {.dtype = dt});
 }
 
 // A tensor of `shape` laid out as `lay`; read its logical values back with values_of().
@@ -117,29 +108,8 @@ inline Tensor make_input(const ShapeV& shape, DType dt, Lay lay, const Source& s
   return from_source(shape, dt, src);
 }
 
-inline std::vector<double> values_of(const Tensor& t) { return t.to_vector<double>(); }
-
-// The raw bytes of the elements in row-major order, for bitwise comparisons.
-inline std::vector<uint8_t> bytes_of(const Tensor& t) {
-  if (t.numel() == 0) return {};
-  const Tensor c = t.contiguous();
-  const auto* p = static_cast<const uint8_t*>(c.raw_data_ptr(c.dtype()));
-  return std::vector<uint8_t>(p, p + c.nbytes());
-}
-
 // ---- Stateless value sources --------------------------------------------------------------
 
-inline uint64_t mix(uint64_t x) {  // splitmix64's finalizer
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-inline double uniform_at(int64_t i, uint64_t salt, double lo, double hi) {
-  const double u =
-      static_cast<double>(mix(static_cast<uint64_t>(i) * 2654435761u ^ salt) >> 11) * 0x1p-53;
-  return lo + (hi - lo) * u;
-}
 inline Source uniform(double lo, double hi, uint64_t salt = 1) {
   return [=](int64_t i) { return uniform_at(i, salt, lo, hi); };
 }

@@ -26,8 +26,8 @@ void map_unary(const StridedArray& dst, const StridedArray& src, F f) {
   parallel_runs<2>({&dst, &src}, [&](const std::array<char*, 2>& p,
                                      const std::array<int64_t, 2>& step, int64_t n) {
     if (step[0] == sizeof(Out) && step[1] == sizeof(In)) {
-      Out* __restrict d = reinterpret_cast<Out*>(p[0]);
-      const In* __restrict s = reinterpret_cast<const In*>(p[1]);
+      Out* d = reinterpret_cast<Out*>(p[0]);
+      const In* s = reinterpret_cast<const In*>(p[1]);
       for (int64_t i = 0; i < n; ++i) d[i] = convert<Out>(f(static_cast<compute_t<In>>(s[i])));
       return;
     }
@@ -41,9 +41,9 @@ void map_binary(const StridedArray& dst, const StridedArray& a, const StridedArr
   parallel_runs<3>({&dst, &a, &b}, [&](const std::array<char*, 3>& p,
                                        const std::array<int64_t, 3>& step, int64_t n) {
     using C = compute_t<In>;
-    Out* __restrict d = reinterpret_cast<Out*>(p[0]);
-    const In* __restrict x = reinterpret_cast<const In*>(p[1]);
-    const In* __restrict y = reinterpret_cast<const In*>(p[2]);
+    Out* d = reinterpret_cast<Out*>(p[0]);
+    const In* x = reinterpret_cast<const In*>(p[1]);
+    const In* y = reinterpret_cast<const In*>(p[2]);
     if (step[0] == sizeof(Out)) {
       if (step[1] == sizeof(In) && step[2] == sizeof(In)) {
         for (int64_t i = 0; i < n; ++i) d[i] = convert<Out>(f(C(x[i]), C(y[i])));
@@ -66,42 +66,38 @@ void map_binary(const StridedArray& dst, const StridedArray& a, const StridedArr
 }
 
 // Dispatch helpers over the dtype families the op layer lets through.
-template <class F>
-decltype(auto) dispatch_floating(DType dt, F&& f) {
-  switch (dt) {
-    case DType::F32:
-      return f.template operator()<float>();
-    case DType::F64:
-      return f.template operator()<double>();
-    case DType::F16:
-      return f.template operator()<Half>();
-    case DType::BF16:
-      return f.template operator()<BFloat16>();
-    default:
-      OX_ASSERT(false, "floating kernel given ", dt);
-  }
-  return f.template operator()<float>();
+// The dtype switch of dispatch_dtype, narrowed to the families a kernel is instantiated for:
+// the op layer never sends others, so they are internal errors, not extra instantiations.
+template <class Keep, class F>
+auto dispatch_family(DType dt, F&& f) {
+  using R = decltype(f.template operator()<typename Keep::probe>());
+  return dispatch_dtype(dt, [&]<class T>() -> R {
+    if constexpr (Keep::template value<T>) {
+      return f.template operator()<T>();
+    } else {
+      OX_ASSERT(false, "kernel not instantiated for ", dt);
+      if constexpr (!std::is_void_v<R>) return R{};
+    }
+  });
 }
+struct FloatingFamily {
+  using probe = float;  // a member, to name the functor's return type
+  template <class T>
+  static constexpr bool value = std::is_floating_point_v<compute_t<T>>;
+};
+struct IntegralFamily {
+  using probe = int64_t;
+  template <class T>
+  static constexpr bool value = !std::is_floating_point_v<compute_t<T>>;
+};
 
 template <class F>
-decltype(auto) dispatch_integral_or_bool(DType dt, F&& f) {
-  switch (dt) {
-    case DType::I64:
-      return f.template operator()<int64_t>();
-    case DType::I32:
-      return f.template operator()<int32_t>();
-    case DType::I16:
-      return f.template operator()<int16_t>();
-    case DType::I8:
-      return f.template operator()<int8_t>();
-    case DType::U8:
-      return f.template operator()<uint8_t>();
-    case DType::Bool:
-      return f.template operator()<bool>();
-    default:
-      OX_ASSERT(false, "integer kernel given ", dt);
-  }
-  return f.template operator()<int64_t>();
+auto dispatch_floating(DType dt, F&& f) {
+  return dispatch_family<FloatingFamily>(dt, std::forward<F>(f));
+}
+template <class F>
+auto dispatch_integral_or_bool(DType dt, F&& f) {
+  return dispatch_family<IntegralFamily>(dt, std::forward<F>(f));
 }
 
 // Integer arithmetic that wraps modulo 2^bits instead of overflowing (undefined in C++).
