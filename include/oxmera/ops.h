@@ -123,6 +123,11 @@ Tensor repeat(const Tensor& x, const Dims& repeats);
 Tensor tile(const Tensor& x, const Dims& reps);
 Tensor repeat_interleave(const Tensor& x, int64_t repeats,
                          std::optional<int64_t> dim = std::nullopt);
+// repeats: a 1-d integer tensor, one count per element along dim (or one for all).
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats,
+                         std::optional<int64_t> dim = std::nullopt);
+// i repeated repeats[i] times for each i: repeat_interleave(tensor({2, 1})) is [0, 0, 1] (i64).
+Tensor repeat_interleave(const Tensor& repeats);
 // pads: (before, after) pairs from the last dim backwards, as torch.nn.functional.pad;
 // negative amounts crop. mode: "constant", "reflect" or "replicate".
 Tensor pad(const Tensor& x, const Dims& pads, std::string_view mode = "constant",
@@ -231,6 +236,26 @@ Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::n
 // (values, indices); a tie or a NaN moves the index to the later element, as PyTorch.
 std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
 std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
+
+// ---- Sorting (docs/OPS.md "Sorting") -------------------------------------------------------
+// Every dtype. One total order: ascending or descending by value, NaN greater than every
+// number, -0 equal to 0, equal values in their original order (always stable, also descending;
+// `stable` is taken for LibTorch's signature). Indices are i64 along dim. A 0-d input takes
+// dim 0 / -1 and gives itself and index 0. `auto [v, i] = ox::sort(x, 1, true);`
+std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false,
+                                bool stable = true);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false, bool stable = true);
+// The k largest (smallest) along dim, in sorted order (also when `sorted` is false): the first
+// k of sort(x, dim, largest). k outside [0, size] is an Index error.
+std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
+// The k-th smallest (k from 1) along dim: entry k - 1 of sort(x, dim); NaN counts as largest.
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1,
+                                    bool keepdim = false);
+// The lower median (entry (n - 1) / 2 of the sort), as PyTorch; a NaN in the row gives NaN and
+// the index of its first NaN. An empty extent is an Empty error (also for kthvalue).
+Tensor median(const Tensor& x);  // over all elements, value only
+std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
 
 // ---- Matrix products (docs/OPS.md "Matrix ops") -----------------------------------------
 // Operands are promoted (result_type) and must be on one device; bool is refused. Integer

@@ -21,6 +21,15 @@ struct BackendInfo {
 // Every backend built into this library, available or not, with what it reports.
 std::vector<BackendInfo> backend_infos();
 
+// The SIMD instruction sets the CPU kernels are compiled for and this CPU runs, best first, as
+// Highway names them ("AVX3" is AVX-512, "AVX2", "SSE4", and "SCALAR" or "EMU128" for portable
+// C++), and the one in use: the best, unless set_simd_target (or OXMERA_SIMD_TARGET) chose.
+std::vector<std::string> simd_targets();
+std::string simd_target();
+// Runs the CPU kernels at `name`, one of simd_targets() ("" for the best): to compare targets
+// or to check the portable path. Not while kernels run on other threads.
+void set_simd_target(const std::string& name);
+
 // Returns memory cached by the allocators to the system.
 void empty_cache();
 

@@ -219,6 +219,15 @@ class Tensor {
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
   std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
+  // Sorting as methods; the same as the free functions of ops.h.
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false,
+                                  bool stable = true) const;  // values, indices
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = true) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
+                                  bool sorted = true) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
 
  private:
   void copy_to_host(void* out, DType out_dtype, const char* op, bool expect_single) const;

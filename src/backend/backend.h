@@ -221,6 +221,16 @@ enum class ScatterReduce : uint8_t {
   Amin,
 };
 
+// ---- Sorting (see Backend::sort) -------------------------------------------------------------
+// The order of a row is its stable sort: ascending (or descending) by value, NaN greater than
+// every number, -0 equal to 0, 16-bit floats compared in f32, equal values in index order.
+struct SortParams {
+  bool descending = false;
+  bool select = false;    // write only the element at position k of the order (kthvalue, median)
+  int64_t k = 0;          // select: the position, in [0, n)
+  bool nan_wins = false;  // select: a row holding a NaN gives its first NaN instead (median)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -369,6 +379,16 @@ class Backend {
   // zero), in row-major order, into contiguous i64 dst [n, src.ndim]; n is their count (the op
   // layer counts them with reduce CountNonzero).
   virtual void nonzero(const StridedArray& dst, const StridedArray& src) = 0;
+
+  // ---- Sorting (cpu/sort.cpp) -----------------------------------------------------------------
+  // Sorts each row along the last dim of src (any dtype and strides; the op layer moves the
+  // sorted dim last). values (src's dtype; data null: not written) and indices (i64) have src's
+  // leading dims and a last dim m: without select, the first m elements of each row's order
+  // (SortParams; m == n is the whole sort, m < n the top m); with select (m == 1), the element at
+  // position k. Values are copied from src bit for bit. A 0-d src is one row of one element.
+  // Results do not depend on the thread count.
+  virtual void sort(const StridedArray& values, const StridedArray& indices,
+                    const StridedArray& src, const SortParams& params) = 0;
 };
 
 // The registry. The CPU backend is always present; others register when built and usable.

@@ -46,6 +46,49 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
 
 namespace {
 
+void check_repeats_tensor(const Tensor& repeats) {
+  OX_CHECK(is_integral(ops::impl_of(repeats, "repeat_interleave").dtype()), DType,
+           "repeat_interleave", "repeats must be an integer tensor, got ", repeats.dtype());
+  OX_CHECK(repeats.dim() <= 1, Shape, "repeat_interleave",
+           "repeats must be 0-d or 1-d, got shape ", repeats.shape());
+}
+
+}  // namespace
+
+// Row i fills the output positions [c[i] - r[i], c[i]) (c the running sum of r), so the row
+// of position j is the number of c[i] <= j: a running sum of a histogram of c.
+Tensor repeat_interleave(const Tensor& repeats) {
+  check_repeats_tensor(repeats);
+  OX_CHECK(repeats.dim() == 1, Shape, "repeat_interleave",
+           "without an input takes 1-d repeats, got shape ", repeats.shape());
+  const Device device = repeats.device();
+  const int64_t n = repeats.numel();
+  if (n == 0) return empty({0}, {.dtype = kI64, .device = device});
+  const int64_t least = amin(repeats).item<int64_t>();
+  OX_CHECK(least >= 0, Value, "repeat_interleave", "repeats must be non-negative, got ", least);
+  const Tensor ends = cumsum(repeats, 0);  // i64
+  const int64_t total = ends.select(0, n - 1).item<int64_t>();
+  const Tensor hist = index_add(zeros({total + 1}, {.dtype = kI64, .device = device}), 0, ends,
+                                ones({n}, {.dtype = kI64, .device = device}));
+  return cumsum(hist.narrow(0, 0, total), 0);
+}
+
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim) {
+  ops::impl_of(x, "repeat_interleave");
+  check_repeats_tensor(repeats);
+  ops::common_device("repeat_interleave", {&x, &repeats});
+  if (repeats.numel() == 1) return repeat_interleave(x, repeats.item<int64_t>(), dim);
+  Tensor src = dim ? x : x.flatten();
+  const int64_t d = dim ? wrap_dim(*dim, std::max<int64_t>(src.dim(), 1), "repeat_interleave") : 0;
+  if (src.dim() == 0) src = src.reshape({1});
+  OX_CHECK(repeats.numel() == src.size(d), Shape, "repeat_interleave", "repeats has ",
+           repeats.numel(), " elements but dimension ", d, " of shape ", src.shape(), " has size ",
+           src.size(d));
+  return index_select(src, d, repeat_interleave(repeats));
+}
+
+namespace {
+
 // Pads (or, for negative amounts, crops) one dim of x.
 Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, std::string_view mode,
                const Scalar& value) {

@@ -2,12 +2,14 @@
 
 #include <omp.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
 
 #include "backend/cpu/cpu_allocator.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
 
 namespace ox::cpu {
 
@@ -25,6 +27,10 @@ std::string cpu_model_name() {
 
 class CpuBackend final : public Backend {
  public:
+  CpuBackend() {
+    if (const char* target = std::getenv("OXMERA_SIMD_TARGET")) simd::set_target(target);
+  }
+
   DeviceType device_type() const override { return DeviceType::CPU; }
   int device_count() const override { return 1; }
   Allocator& allocator(int) override { return cpu_allocator(); }
@@ -39,6 +45,10 @@ class CpuBackend final : public Backend {
     info.features.emplace_back("intra-op threads", std::to_string(omp_get_max_threads()));
     info.features.emplace_back("openmp", std::to_string(_OPENMP));
     info.features.emplace_back("blas", blas_config());
+    std::string targets;
+    for (const std::string& t : simd::targets()) targets += (targets.empty() ? "" : " ") + t;
+    info.features.emplace_back("simd targets (OXMERA_SIMD_TARGET)", targets);
+    info.features.emplace_back("simd target in use", simd::target());
     info.features.emplace_back("allocator cache limit (OXMERA_CPU_CACHE_MB)",
                                std::to_string(cpu_allocator().cache_limit() >> 20) + " MiB");
     return info;
@@ -105,9 +115,9 @@ class CpuBackend final : public Backend {
     cpu::layer_norm_backward(gi, gw, gb, go, src, mean, rstd, weight, rms);
   }
   int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                                const StridedArray& logits,
-                        const StridedArray& target, const StridedArray& weight,
-                        int64_t ignore_index, double smoothing) override {
+                        const StridedArray& logits, const StridedArray& target,
+                        const StridedArray& weight, int64_t ignore_index,
+                        double smoothing) override {
     return cpu::cross_entropy(loss, row_weight, logits, target, weight, ignore_index, smoothing);
   }
   void cross_entropy_backward(const StridedArray& grad, const StridedArray& grad_loss,
@@ -149,6 +159,12 @@ class CpuBackend final : public Backend {
   }
   void nonzero(const StridedArray& dst, const StridedArray& src) override {
     cpu::nonzero(dst, src);
+  }
+
+  // Sorting.
+  void sort(const StridedArray& values, const StridedArray& indices, const StridedArray& src,
+            const SortParams& params) override {
+    cpu::sort(values, indices, src, params);
   }
 };
 

@@ -58,4 +58,8 @@ IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
                    const std::vector<IndexOperand>& indices, ScatterReduce reduce);
 void nonzero(const StridedArray& dst, const StridedArray& src);
 
+// Sorting (sort.cpp).
+void sort(const StridedArray& values, const StridedArray& indices, const StridedArray& src,
+          const SortParams& params);
+
 }  // namespace ox::cpu

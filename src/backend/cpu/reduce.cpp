@@ -19,6 +19,7 @@
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
 
 namespace ox::cpu {
 
@@ -243,6 +244,14 @@ void run(const Geometry& g, const void* src_data, const K& k, const typename K::
     });
 }
 
+template <class Acc>
+struct SumOp;
+// Float sums of one dtype go to the SIMD kernel, which keeps the same lanes in the same order.
+template <class In, class Acc, class Op>
+constexpr bool kSimdSum =
+    std::is_same_v<In, Acc>&& std::is_floating_point_v<Acc>&& std::is_same_v<Op, SumOp<Acc>>;
+static_assert(simd::kSumLanes == kLanes);
+
 // An accumulating reduction: lanes of op.map(x, param) folded with op.combine.
 template <class In_, class Acc_, class Param_, class Op>
 struct Lanes {
@@ -262,6 +271,10 @@ struct Lanes {
     Acc acc[kLanes];
     for (int l = 0; l < kLanes; ++l) acc[l] = op.init();
     int64_t i = 0;
+    if constexpr (kSimdSum<In, Acc, Op>) {
+      i = n / kLanes * kLanes;
+      simd::add_lanes(x, i, acc);
+    }
     for (; i + kLanes <= n; i += kLanes) {
       // Left rolled, the lane loop goes to the loop vectorizer, which if-converts the NaN-aware
       // max/min into vector compares and blends; fully unrolled, it stays scalar and branchy.

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
 
 namespace ox::cpu {
 
@@ -20,44 +21,43 @@ int64_t rows_of(const StridedArray& a) {
   return n == 0 ? 0 : a.numel() / n;
 }
 
-// A row of T as compute-type values: 16-bit rows are widened into `scratch`.
+// A row of T in the compute type: 16-bit rows are widened into scratch (and narrowed back after).
 template <class T>
-const compute_t<T>* widen(const T* row, int64_t n, std::vector<float>& scratch) {
-  if constexpr (std::is_same_v<T, compute_t<T>>) {
-    return row;
-  } else {
-    scratch.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) scratch[i] = static_cast<float>(row[i]);
-    return scratch.data();
+struct ComputeRow {
+  using C = compute_t<T>;
+  static constexpr bool kDirect = std::is_same_v<T, C>;
+  std::vector<C> scratch;
+  explicit ComputeRow(int64_t n) : scratch(kDirect ? 0 : size_t(n)) {}
+  const C* in(const T* row, int64_t n) {
+    if constexpr (kDirect) {
+      return row;
+    } else {
+      simd::widen(row, scratch.data(), n);
+      return scratch.data();
+    }
   }
-}
+  C* out(T* row) {
+    if constexpr (kDirect) {
+      return row;
+    } else {
+      return scratch.data();
+    }
+  }
+  void store(T* row, int64_t n) {
+    if constexpr (!kDirect) simd::narrow(scratch.data(), row, n);
+  }
+};
 
 template <class T>
 void softmax_rows(const StridedArray& dst, const StridedArray& src, bool log) {
-  using C = compute_t<T>;
   const int64_t n = src.shape.back(), rows = rows_of(src);
   const T* in = static_cast<const T*>(src.data);
   T* out = static_cast<T*>(dst.data);
   parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-    std::vector<float> scratch;
+    ComputeRow<T> row(n);
     for (int64_t r = r0; r < r1; ++r) {
-      const C* x = widen(in + r * n, n, scratch);
-      T* y = out + r * n;
-      C max = -INFINITY;
-      for (int64_t i = 0; i < n; ++i) max = (x[i] > max || x[i] != x[i]) ? x[i] : max;
-      C sum = 0;
-      if (log) {
-        for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - max);
-        // (x - max) - log(sum), not x - (max + log(sum)): a huge max would absorb the log.
-        const C log_sum = std::log(sum);
-        for (int64_t i = 0; i < n; ++i) y[i] = convert<T>((x[i] - max) - log_sum);
-      } else {
-        // exp(x - max) is stored first and scaled after, so exp runs once per element.
-        std::vector<C> e(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) sum += (e[i] = std::exp(x[i] - max));
-        const C inv = C(1) / sum;
-        for (int64_t i = 0; i < n; ++i) y[i] = convert<T>(e[i] * inv);
-      }
+      simd::softmax_row(row.in(in + r * n, n), row.out(out + r * n), n, log);
+      row.store(out + r * n, n);
     }
   });
 }
@@ -97,34 +97,23 @@ void layer_norm_rows(const StridedArray& dst, const StridedArray& mean, const St
   using S = std::conditional_t<std::is_same_v<T, double>, double, float>;  // stats dtype
   const int64_t n = src.shape.back(), rows = rows_of(src);
   const T* in = static_cast<const T*>(src.data);
-  const T* w = static_cast<const T*>(weight.data);
-  const T* b = static_cast<const T*>(bias.data);
   T* out = static_cast<T*>(dst.data);
   S* mean_out = static_cast<S*>(mean.data);
   S* rstd_out = static_cast<S*>(rstd.data);
+  // Weight and bias in the compute type, widened once.
+  ComputeRow<T> w_row(weight.data ? n : 0), b_row(bias.data ? n : 0);
+  const C* w = weight.data ? w_row.in(static_cast<const T*>(weight.data), n) : nullptr;
+  const C* b = bias.data ? b_row.in(static_cast<const T*>(bias.data), n) : nullptr;
   parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
+    ComputeRow<T> row(n);
     for (int64_t r = r0; r < r1; ++r) {
-      const T* x = in + r * n;
-      double mu = 0, var = 0;
-      if (!rms) {
-        for (int64_t i = 0; i < n; ++i) mu += static_cast<double>(C(x[i]));
-        mu /= double(n);
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        const double d = static_cast<double>(C(x[i])) - mu;
-        var += d * d;
-      }
-      var /= double(n);
-      const double inv = 1.0 / std::sqrt(var + eps);
-      if (mean_out && !rms) mean_out[r] = S(mu);
+      const C* x = row.in(in + r * n, n);
+      const simd::Moments m = simd::row_moments(x, n, rms);
+      const double inv = 1.0 / std::sqrt(m.var + eps);
+      if (mean_out && !rms) mean_out[r] = S(m.mean);
       rstd_out[r] = S(inv);
-      T* y = out + r * n;
-      for (int64_t i = 0; i < n; ++i) {
-        C v = C((static_cast<double>(C(x[i])) - mu) * inv);
-        if (w) v *= C(w[i]);
-        if (b) v += C(b[i]);
-        y[i] = convert<T>(v);
-      }
+      simd::normalize_row(x, row.out(out + r * n), n, m.mean, inv, w, b);
+      row.store(out + r * n, n);
     }
   });
 }

@@ -1,21 +1,17 @@
-// Unary elementwise ops: one functor each over map_unary.
+// Unary elementwise ops: one functor each over map_unary; the transcendental ones that Highway
+// vectorizes go to their SIMD kernel instead (simd/math.cpp).
 
 #include <cmath>
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
 
 namespace ox::cpu {
 
 namespace {
 
 constexpr double kSqrt2 = 1.4142135623730950488;
-constexpr double kSqrt2OverPi = 0.79788456080286535588;
-
-template <class C>
-inline C sigmoid(C x) {
-  return C(1) / (C(1) + std::exp(-x));
-}
 
 template <class C>
 inline C softplus(C x, C beta, C threshold) {
@@ -70,20 +66,47 @@ void numeric_unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
   }
 }
 
+// dst[i] = op(src[i]) by the op's SIMD kernel for every layout: contiguous runs of the compute
+// type go straight to it, other runs through a buffer, so a result never depends on the layout.
+template <class T>
+void map_unary_simd(UnaryOp op, const StridedArray& dst, const StridedArray& src) {
+  using C = compute_t<T>;
+  parallel_runs<2>({&dst, &src}, [op](const std::array<char*, 2>& p,
+                                      const std::array<int64_t, 2>& step, int64_t n) {
+    if constexpr (std::is_same_v<T, C>) {
+      if (step[0] == sizeof(T) && step[1] == sizeof(T))
+        return simd::unary(op, reinterpret_cast<const C*>(p[1]), reinterpret_cast<C*>(p[0]), n);
+    }
+    constexpr int64_t kBuffer = 256;
+    C buf[kBuffer];
+    for (int64_t i0 = 0; i0 < n; i0 += kBuffer) {
+      const int64_t m = std::min(kBuffer, n - i0);
+      char* out = p[0] + i0 * step[0];
+      const char* in = p[1] + i0 * step[1];
+      if constexpr (is_half_v<T>) {
+        if (step[0] == sizeof(T) && step[1] == sizeof(T)) {  // a contiguous 16-bit run
+          simd::widen(reinterpret_cast<const T*>(in), buf, m);
+          simd::unary(op, buf, buf, m);
+          simd::narrow(buf, reinterpret_cast<T*>(out), m);
+          continue;
+        }
+      }
+      for (int64_t i = 0; i < m; ++i) buf[i] = load<T>(in + i * step[1]);
+      simd::unary(op, buf, buf, m);
+      for (int64_t i = 0; i < m; ++i) store<T>(out + i * step[0], buf[i]);
+    }
+  });
+}
+
 template <class T>
 void floating_unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
                     const UnaryParams& p) {
   using C = compute_t<T>;
+  if (simd::has_unary(op)) return map_unary_simd<T>(op, dst, src);
   const C a = C(p.a), b = C(p.b), c = C(p.c);
   // clang-format off
   switch (op) {
-    case UnaryOp::Exp: return map_unary<T, T>(dst, src, [](C x) { return std::exp(x); });
     case UnaryOp::Exp2: return map_unary<T, T>(dst, src, [](C x) { return std::exp2(x); });
-    case UnaryOp::Expm1: return map_unary<T, T>(dst, src, [](C x) { return std::expm1(x); });
-    case UnaryOp::Log: return map_unary<T, T>(dst, src, [](C x) { return std::log(x); });
-    case UnaryOp::Log2: return map_unary<T, T>(dst, src, [](C x) { return std::log2(x); });
-    case UnaryOp::Log10: return map_unary<T, T>(dst, src, [](C x) { return std::log10(x); });
-    case UnaryOp::Log1p: return map_unary<T, T>(dst, src, [](C x) { return std::log1p(x); });
     case UnaryOp::Sqrt: return map_unary<T, T>(dst, src, [](C x) { return std::sqrt(x); });
     case UnaryOp::Rsqrt: return map_unary<T, T>(dst, src, [](C x) { return C(1) / std::sqrt(x); });
     case UnaryOp::Reciprocal: return map_unary<T, T>(dst, src, [](C x) { return C(1) / x; });
@@ -95,18 +118,12 @@ void floating_unary(UnaryOp op, const StridedArray& dst, const StridedArray& src
     case UnaryOp::Atan: return map_unary<T, T>(dst, src, [](C x) { return std::atan(x); });
     case UnaryOp::Sinh: return map_unary<T, T>(dst, src, [](C x) { return std::sinh(x); });
     case UnaryOp::Cosh: return map_unary<T, T>(dst, src, [](C x) { return std::cosh(x); });
-    case UnaryOp::Tanh: return map_unary<T, T>(dst, src, [](C x) { return std::tanh(x); });
     case UnaryOp::Erf: return map_unary<T, T>(dst, src, [](C x) { return std::erf(x); });
     case UnaryOp::Erfc: return map_unary<T, T>(dst, src, [](C x) { return std::erfc(x); });
     case UnaryOp::Floor: return map_unary<T, T>(dst, src, [](C x) { return std::floor(x); });
     case UnaryOp::Ceil: return map_unary<T, T>(dst, src, [](C x) { return std::ceil(x); });
     case UnaryOp::Round: return map_unary<T, T>(dst, src, [](C x) { return std::nearbyint(x); });
     case UnaryOp::Trunc: return map_unary<T, T>(dst, src, [](C x) { return std::trunc(x); });
-    case UnaryOp::Sigmoid: return map_unary<T, T>(dst, src, [](C x) { return sigmoid(x); });
-    case UnaryOp::LogSigmoid:  // min(x, 0) - log1p(exp(-|x|)): no overflow either way
-      return map_unary<T, T>(dst, src, [](C x) {
-        return std::min(x, C(0)) - std::log1p(std::exp(-std::fabs(x)));
-      });
     case UnaryOp::LeakyRelu:
       return map_unary<T, T>(dst, src, [a](C x) { return x < C(0) ? x * a : x; });
     case UnaryOp::Elu:
@@ -115,15 +132,8 @@ void floating_unary(UnaryOp op, const StridedArray& dst, const StridedArray& src
       return map_unary<T, T>(dst, src, [](C x) {
         return C(0.5) * x * (C(1) + std::erf(x / C(kSqrt2)));
       });
-    case UnaryOp::GeluTanh:
-      return map_unary<T, T>(dst, src, [](C x) {
-        return C(0.5) * x * (C(1) + std::tanh(C(kSqrt2OverPi) * (x + C(0.044715) * x * x * x)));
-      });
-    case UnaryOp::Silu: return map_unary<T, T>(dst, src, [](C x) { return x * sigmoid(x); });
     case UnaryOp::Softplus:
       return map_unary<T, T>(dst, src, [a, b](C x) { return softplus(x, a, b); });
-    case UnaryOp::Mish:
-      return map_unary<T, T>(dst, src, [](C x) { return x * std::tanh(softplus(x, C(1), C(20))); });
     case UnaryOp::NanToNum:
       return map_unary<T, T>(dst, src, [a, b, c](C x) {
         return x != x ? a : x == INFINITY ? b : x == -INFINITY ? c : x;

@@ -1,0 +1,260 @@
+// Vector transcendental ops and softmax rows on Highway's contrib/math, compiled once per
+// target (foreach_target.h includes this file again for each).
+//
+// Highway's Exp/Log/Log1p are accurate (1-2 ULP) inside their valid ranges but not IEEE at the
+// edges (exp(NaN) = 0, log(0) is finite, log(-1) is a number), so each is wrapped with the
+// special values std:: gives.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backend/cpu/simd/math.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format off: foreach_target.h must come first
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+// clang-format on
+
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/simd/simd.h"
+#include "oxmera/core/error.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ox::cpu::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D>
+using Vec = hn::Vec<D>;
+
+template <class D>
+Vec<D> inf(D d) {
+  return hn::Set(d, std::numeric_limits<hn::TFromD<D>>::infinity());
+}
+template <class D>
+Vec<D> nan(D d) {
+  return hn::Set(d, std::numeric_limits<hn::TFromD<D>>::quiet_NaN());
+}
+
+// exp with IEEE edges: NaN stays NaN, past the largest finite result gives inf.
+template <class D>
+Vec<D> exp(D d, Vec<D> x) {
+  using T = hn::TFromD<D>;
+  const Vec<D> overflow = hn::Set(d, T(sizeof(T) == 4 ? 88.8 : 709.8));
+  const Vec<D> y = hn::IfThenElse(hn::Gt(x, overflow), inf(d), hn::Exp(d, x));
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+template <class D>
+Vec<D> expm1(D d, Vec<D> x) {
+  using T = hn::TFromD<D>;
+  const Vec<D> overflow = hn::Set(d, T(sizeof(T) == 4 ? 88.8 : 709.8));
+  const Vec<D> y = hn::IfThenElse(hn::Gt(x, overflow), inf(d), hn::Expm1(d, x));
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// The log family's edges, for an argument whose pole is at `pole` (0 for log, -1 for log1p).
+template <class D>
+Vec<D> log_edges(D d, Vec<D> x, Vec<D> y, Vec<D> pole) {
+  y = hn::IfThenElse(hn::Lt(x, pole), nan(d), y);
+  y = hn::IfThenElse(hn::Eq(x, pole), hn::Neg(inf(d)), y);
+  y = hn::IfThenElse(hn::Eq(x, inf(d)), x, y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+template <class D>
+Vec<D> sigmoid(D d, Vec<D> x) {
+  const Vec<D> one = hn::Set(d, 1);
+  return hn::Div(one, hn::Add(one, exp(d, hn::Neg(x))));
+}
+
+// log1p(exp(x)), and x itself past the threshold where the two agree in T (as PyTorch).
+template <class D>
+Vec<D> softplus(D d, Vec<D> x) {
+  const Vec<D> y = hn::Log1p(d, exp(d, x));
+  return hn::IfThenElse(hn::Gt(x, hn::Set(d, 20)), x, y);
+}
+
+// The op's vector function, as a functor over (d, v).
+template <class D>
+Vec<D> apply(UnaryOp op, D d, Vec<D> x) {
+  using T = hn::TFromD<D>;
+  const Vec<D> zero = hn::Zero(d);
+  switch (op) {
+    case UnaryOp::Exp:
+      return exp(d, x);
+    case UnaryOp::Expm1:
+      return expm1(d, x);
+    case UnaryOp::Log:
+      return log_edges(d, x, hn::Log(d, x), zero);
+    case UnaryOp::Log2:
+      return log_edges(d, x, hn::Log2(d, x), zero);
+    case UnaryOp::Log10:
+      return log_edges(d, x, hn::Log10(d, x), zero);
+    case UnaryOp::Log1p:
+      return log_edges(d, x, hn::Log1p(d, x), hn::Set(d, -1));
+    case UnaryOp::Tanh:
+      return hn::Tanh(d, x);
+    case UnaryOp::Sigmoid:
+      return sigmoid(d, x);
+    case UnaryOp::Silu:
+      return hn::Mul(x, sigmoid(d, x));
+    case UnaryOp::LogSigmoid:  // min(x, 0) - log1p(exp(-|x|)): no overflow either way
+      return hn::Sub(hn::Min(x, zero), hn::Log1p(d, exp(d, hn::Neg(hn::Abs(x)))));
+    case UnaryOp::GeluTanh: {
+      const Vec<D> inner =
+          hn::Mul(hn::Set(d, T(0.79788456080286535588)),
+                  hn::Add(x, hn::Mul(hn::Set(d, T(0.044715)), hn::Mul(x, hn::Mul(x, x)))));
+      return hn::Mul(hn::Mul(hn::Set(d, T(0.5)), x), hn::Add(hn::Set(d, 1), hn::Tanh(d, inner)));
+    }
+    case UnaryOp::Mish:
+      return hn::Mul(x, hn::Tanh(d, softplus(d, x)));
+    default:
+      OX_ASSERT(false, "no vector kernel for unary op ", int(op));
+  }
+}
+
+// f over n elements; the tail goes through the same vector code on a padded copy.
+template <class T, class F>
+void map(const T* x, T* y, int64_t n, F f) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(f(d, hn::LoadU(d, x + i)), d, y + i);
+  if (i < n) {
+    HWY_ALIGN T buf[hn::MaxLanes(d)] = {};
+    for (int64_t j = 0; j < n - i; ++j) buf[j] = x[i + j];
+    hn::Store(f(d, hn::Load(d, buf)), d, buf);
+    for (int64_t j = 0; j < n - i; ++j) y[i + j] = buf[j];
+  }
+}
+
+template <class T>
+void Unary(UnaryOp op, const T* x, T* y, int64_t n) {
+  // One instantiation per op keeps the switch out of the loop.
+  switch (op) {
+#define OX_UNARY_CASE(name) \
+  case UnaryOp::name:       \
+    return map(x, y, n, [](auto d, auto v) { return apply(UnaryOp::name, d, v); });
+    OX_UNARY_CASE(Exp)
+    OX_UNARY_CASE(Expm1)
+    OX_UNARY_CASE(Log)
+    OX_UNARY_CASE(Log2)
+    OX_UNARY_CASE(Log10)
+    OX_UNARY_CASE(Log1p)
+    OX_UNARY_CASE(Tanh)
+    OX_UNARY_CASE(Sigmoid)
+    OX_UNARY_CASE(Silu)
+    OX_UNARY_CASE(LogSigmoid)
+    OX_UNARY_CASE(GeluTanh)
+    OX_UNARY_CASE(Mish)
+#undef OX_UNARY_CASE
+    default:
+      OX_ASSERT(false, "no vector kernel for unary op ", int(op));
+  }
+}
+void UnaryF32(UnaryOp op, const float* x, float* y, int64_t n) { Unary(op, x, y, n); }
+void UnaryF64(UnaryOp op, const double* x, double* y, int64_t n) { Unary(op, x, y, n); }
+
+// Softmax of a row in three passes: max (NaN-aware), sum of exp(x - max), then scale (or
+// subtract the log of the sum). The passes' vector accumulators are summed in lane order.
+template <class T>
+void SoftmaxRow(const T* x, T* y, int64_t n, bool log) {
+  using D = hn::ScalableTag<T>;
+  const D d;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  Vec<D> max_v = hn::Set(d, neg_inf);
+  auto has_nan = hn::Lt(max_v, max_v);  // all false
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const Vec<D> v = hn::LoadU(d, x + i);
+    has_nan = hn::Or(has_nan, hn::IsNaN(v));
+    max_v = hn::Max(max_v, v);
+  }
+  T max = hn::GetLane(hn::MaxOfLanes(d, max_v));
+  bool nan_row = !hn::AllFalse(d, has_nan);
+  for (; i < n; ++i) {
+    nan_row |= x[i] != x[i];
+    max = x[i] > max ? x[i] : max;
+  }
+  if (nan_row) max = std::numeric_limits<T>::quiet_NaN();
+  // With max = -inf (an all -inf row) x - max is NaN, and so is the row, as PyTorch gives.
+  const auto shifted = [&](auto dd, auto v) { return hn::Sub(v, hn::Set(dd, max)); };
+  Vec<D> sum_v = hn::Zero(d);
+  if (log) {
+    map(x, y, n, [&](auto dd, auto v) { return shifted(dd, v); });
+    for (i = 0; i + lanes <= n; i += lanes) sum_v = hn::Add(sum_v, exp(d, hn::LoadU(d, y + i)));
+  } else {
+    map(x, y, n, [&](auto dd, auto v) { return exp(dd, shifted(dd, v)); });
+    for (i = 0; i + lanes <= n; i += lanes) sum_v = hn::Add(sum_v, hn::LoadU(d, y + i));
+  }
+  T sum = hn::GetLane(hn::SumOfLanes(d, sum_v));
+  // The tail was written by map already: y holds x - max (log) or exp(x - max).
+  for (; i < n; ++i) {
+    if (log) {
+      HWY_ALIGN T buf[hn::MaxLanes(d)] = {};
+      buf[0] = y[i];
+      sum += hn::GetLane(exp(d, hn::Load(d, buf)));
+    } else {
+      sum += y[i];
+    }
+  }
+  if (log) {
+    // (x - max) - log(sum), not x - (max + log(sum)): a huge max would absorb the log.
+    const T log_sum = std::log(sum);
+    map(y, y, n, [&](auto dd, auto v) { return hn::Sub(v, hn::Set(dd, log_sum)); });
+  } else {
+    const T inv = T(1) / sum;
+    map(y, y, n, [&](auto dd, auto v) { return hn::Mul(v, hn::Set(dd, inv)); });
+  }
+}
+void SoftmaxRowF32(const float* x, float* y, int64_t n, bool log) { SoftmaxRow(x, y, n, log); }
+void SoftmaxRowF64(const double* x, double* y, int64_t n, bool log) { SoftmaxRow(x, y, n, log); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ox::cpu::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ox::cpu::simd {
+
+HWY_EXPORT(UnaryF32);
+HWY_EXPORT(UnaryF64);
+HWY_EXPORT(SoftmaxRowF32);
+HWY_EXPORT(SoftmaxRowF64);
+
+bool has_unary(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp:
+    case UnaryOp::Expm1:
+    case UnaryOp::Log:
+    case UnaryOp::Log2:
+    case UnaryOp::Log10:
+    case UnaryOp::Log1p:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Silu:
+    case UnaryOp::LogSigmoid:
+    case UnaryOp::GeluTanh:
+    case UnaryOp::Mish:
+      return true;
+    default:
+      return false;
+  }
+}
+void unary(UnaryOp op, const float* x, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryF32)(op, x, y, n);
+}
+void unary(UnaryOp op, const double* x, double* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryF64)(op, x, y, n);
+}
+void softmax_row(const float* x, float* y, int64_t n, bool log) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxRowF32)(x, y, n, log);
+}
+void softmax_row(const double* x, double* y, int64_t n, bool log) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxRowF64)(x, y, n, log);
+}
+
+}  // namespace ox::cpu::simd
+#endif
