@@ -17,6 +17,17 @@ Device common_device(const char* op, std::initializer_list<const Tensor*> tensor
   return first->device();
 }
 
+StridedArray dim_last(StridedArray a, int64_t dim) {
+  if (a.shape.empty()) return a;
+  const auto d = static_cast<size_t>(dim);
+  const int64_t size = a.shape[d], stride = a.strides[d];
+  a.shape.erase(a.shape.begin() + d);
+  a.strides.erase(a.strides.begin() + d);
+  a.shape.push_back(size);
+  a.strides.push_back(stride);
+  return a;
+}
+
 StridedArray broadcast_array(const Tensor& t, const Shape& shape) {
   StridedArray a = t.impl()->array();
   if (a.shape == shape) return a;

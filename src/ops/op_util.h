@@ -20,6 +20,10 @@ Device common_device(const char* op, std::initializer_list<const Tensor*> tensor
 // A view of `t` as a kernel argument broadcast to `shape` (stride 0 where it broadcasts).
 StridedArray broadcast_array(const Tensor& t, const Shape& shape);
 
+// An array with `dim` moved to the end (a 0-d array stays as it is): row kernels (scans, sort)
+// work along the last dim.
+StridedArray dim_last(StridedArray a, int64_t dim);
+
 // A 0-d tensor holding `s` converted to `dtype` (integers wrap, as in PyTorch arithmetic).
 Tensor scalar_operand(const Scalar& s, DType dtype, Device device);
 

@@ -140,18 +140,6 @@ Tensor var_std(const Tensor& x, const DimList& dims, double correction, bool kee
   return reduce_into(x, r, op, x.dtype(), keepdim, name, {.correction = correction});
 }
 
-// Moves `dim` of a to the end (a 0-d array stays as it is).
-StridedArray dim_last(StridedArray a, int64_t dim) {
-  if (a.shape.empty()) return a;
-  const auto d = static_cast<size_t>(dim);
-  const int64_t size = a.shape[d], stride = a.strides[d];
-  a.shape.erase(a.shape.begin() + d);
-  a.strides.erase(a.strides.begin() + d);
-  a.shape.push_back(size);
-  a.strides.push_back(stride);
-  return a;
-}
-
 Tensor scan_sum_prod(const Tensor& x, int64_t dim, std::optional<DType> dtype, ScanOp op,
                      const char* name) {
   ops::impl_of(x, name);
@@ -161,7 +149,8 @@ Tensor scan_sum_prod(const Tensor& x, int64_t dim, std::optional<DType> dtype, S
       make_empty(src.shape(), is_floating(src.dtype()) ? src.dtype() : kI64, src.device(), name);
   if (out.numel() > 0)
     backend_for(src.device(), name)
-        .scan(op, dim_last(out.impl()->array(), d), dim_last(src.impl()->array(), d), nullptr);
+        .scan(op, ops::dim_last(out.impl()->array(), d), ops::dim_last(src.impl()->array(), d),
+              nullptr);
   return dtype && *dtype != out.dtype() ? out.to(*dtype) : out;
 }
 
@@ -171,9 +160,10 @@ std::tuple<Tensor, Tensor> scan_extreme(const Tensor& x, int64_t dim, ScanOp op,
   Tensor values = make_empty(x.shape(), x.dtype(), x.device(), name);
   Tensor indices = make_empty(x.shape(), kI64, x.device(), name);
   if (x.numel() > 0) {
-    const StridedArray idx = dim_last(indices.impl()->array(), d);
+    const StridedArray idx = ops::dim_last(indices.impl()->array(), d);
     backend_for(x.device(), name)
-        .scan(op, dim_last(values.impl()->array(), d), dim_last(x.impl()->array(), d), &idx);
+        .scan(op, ops::dim_last(values.impl()->array(), d), ops::dim_last(x.impl()->array(), d),
+              &idx);
   }
   return {values, indices};
 }

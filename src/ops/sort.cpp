@@ -10,18 +10,6 @@ namespace ox {
 
 namespace {
 
-// Moves `dim` of a to the end (a 0-d array stays as it is).
-StridedArray dim_last(StridedArray a, int64_t dim) {
-  if (a.shape.empty()) return a;
-  const auto d = static_cast<size_t>(dim);
-  const int64_t size = a.shape[d], stride = a.strides[d];
-  a.shape.erase(a.shape.begin() + d);
-  a.strides.erase(a.strides.begin() + d);
-  a.shape.push_back(size);
-  a.strides.push_back(stride);
-  return a;
-}
-
 struct SortDim {
   int64_t d;     // the dim, wrapped (0 for a 0-d tensor)
   int64_t size;  // its extent (1 for a 0-d tensor)
@@ -48,8 +36,9 @@ std::tuple<Tensor, Tensor> run_sort(const Tensor& x, const SortDim& sd, const Sh
   if (indices.numel() > 0) {
     const StridedArray none{nullptr, {}, {}, x.dtype(), x.device()};
     backend_for(x.device(), name)
-        .sort(want_values ? dim_last(values.impl()->array(), sd.d) : none,
-              dim_last(indices.impl()->array(), sd.d), dim_last(x.impl()->array(), sd.d), params);
+        .sort(want_values ? ops::dim_last(values.impl()->array(), sd.d) : none,
+              ops::dim_last(indices.impl()->array(), sd.d), ops::dim_last(x.impl()->array(), sd.d),
+              params);
   }
   return {values, indices};
 }

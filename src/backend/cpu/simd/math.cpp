@@ -36,21 +36,18 @@ Vec<D> nan(D d) {
   return hn::Set(d, std::numeric_limits<hn::TFromD<D>>::quiet_NaN());
 }
 
-// exp with IEEE edges: NaN stays NaN, past the largest finite result gives inf.
+// The exp family's edges for y = exp(x) or expm1(x): NaN stays NaN, past the largest finite
+// result gives inf (Highway's Exp is only valid up to 104 in f32).
 template <class D>
-Vec<D> exp(D d, Vec<D> x) {
+Vec<D> exp_edges(D d, Vec<D> x, Vec<D> y) {
   using T = hn::TFromD<D>;
   const Vec<D> overflow = hn::Set(d, T(sizeof(T) == 4 ? 88.8 : 709.8));
-  const Vec<D> y = hn::IfThenElse(hn::Gt(x, overflow), inf(d), hn::Exp(d, x));
+  y = hn::IfThenElse(hn::Gt(x, overflow), inf(d), y);
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
-
 template <class D>
-Vec<D> expm1(D d, Vec<D> x) {
-  using T = hn::TFromD<D>;
-  const Vec<D> overflow = hn::Set(d, T(sizeof(T) == 4 ? 88.8 : 709.8));
-  const Vec<D> y = hn::IfThenElse(hn::Gt(x, overflow), inf(d), hn::Expm1(d, x));
-  return hn::IfThenElse(hn::IsNaN(x), x, y);
+Vec<D> exp(D d, Vec<D> x) {
+  return exp_edges(d, x, hn::Exp(d, x));
 }
 
 // The log family's edges, for an argument whose pole is at `pole` (0 for log, -1 for log1p).
@@ -84,7 +81,7 @@ Vec<D> apply(UnaryOp op, D d, Vec<D> x) {
     case UnaryOp::Exp:
       return exp(d, x);
     case UnaryOp::Expm1:
-      return expm1(d, x);
+      return exp_edges(d, x, hn::Expm1(d, x));
     case UnaryOp::Log:
       return log_edges(d, x, hn::Log(d, x), zero);
     case UnaryOp::Log2:
