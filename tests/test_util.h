@@ -32,6 +32,15 @@ ox::ErrorKind kind_of(F&& f) {
 }
 
 // Whether the message of `e` contains `text`.
+// Runs the SIMD kernels at one target for a scope, then back at the best (whatever the scope
+// set meanwhile).
+struct AtSimdTarget {
+  explicit AtSimdTarget(const std::string& name) { ox::set_simd_target(name); }
+  ~AtSimdTarget() { ox::set_simd_target(""); }
+  AtSimdTarget(const AtSimdTarget&) = delete;
+  AtSimdTarget& operator=(const AtSimdTarget&) = delete;
+};
+
 inline bool contains(const ox::Error& e, const std::string& text) {
   return std::string(e.what()).find(text) != std::string::npos;
 }

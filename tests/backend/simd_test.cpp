@@ -18,15 +18,9 @@ using oxtest::uniform_at;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-// Restores the best target when a test ends, whatever it set.
-struct AtTarget {
-  explicit AtTarget(const std::string& name) { ox::set_simd_target(name); }
-  ~AtTarget() { ox::set_simd_target(""); }
-};
-
 class SimdTarget : public ::testing::TestWithParam<std::string> {
  protected:
-  AtTarget at_{GetParam()};
+  oxtest::AtSimdTarget at_{GetParam()};
 };
 
 // Inputs for the unary ops: edges, then a sweep, with lengths that leave every tail size.
@@ -160,7 +154,7 @@ TEST_P(SimdTarget, SumsAreBitwiseTheSameAsOnThePortableTarget) {
       const double here = ox::sum(x).item<double>();
       double portable;
       {
-        AtTarget portable_target(ox::simd_targets().back());
+        oxtest::AtSimdTarget portable_target(ox::simd_targets().back());
         portable = ox::sum(x).item<double>();
       }
       ox::set_simd_target(GetParam());

@@ -250,7 +250,8 @@ TEST_F(MatmulTest, BitwiseTheSameAtOneAndTwoThreads) {
     DType dt;
   };
   const std::vector<Case> cases = {
-      {{1029, 917}, {917, 64}, DType::F32},  // K > OpenBLAS's serial K block
+      {{1029, 917}, {917, 64}, DType::F32},
+      {{70, 2100}, {2100, 90}, DType::F32},  // three depth blocks of the packed GEMM
       {{300, 300}, {300, 300}, DType::F64},  // raw threaded dgemm differs here at 2 threads
       {{257, 513}, {513, 129}, DType::F32},       {{257, 513}, {513, 129}, DType::F64},
       {{64, 128, 64}, {64, 64, 128}, DType::F32},  // many small matrices

@@ -1,21 +1,18 @@
-// Batched matrix multiplication. f32/f64 go to OpenBLAS; f16/bf16 go through f32; integers
-// (and matrices too large for BLAS's 32-bit sizes) take a blocked loop.
+// Batched matrix multiplication. f32/f64 run on our packed GEMM (the micro-kernel and packing
+// are in simd/gemm.cpp); f16/bf16 go through f32; integers take a blocked loop.
 //
-// Thread-count independence: OpenBLAS's own threading is not bitwise reproducible across
-// thread counts (its threaded driver splits K differently from the serial one, and dgemm's
-// column-tail kernel lands where the thread split falls; docs/LIMITATIONS.md). So every BLAS
-// call here is single-threaded, and the parallelism is ours: each matrix is cut into tiles
-// whose size depends on the shapes only, and (batch, tile) items are spread over the threads.
-// The tiles cannot follow the thread count either: a serial call's per-element result depends
-// on the call's own shape (its small-matrix and direct sgemm paths, its row/column tail kernels),
-// so cutting C differently changes bits (measured with 32-aligned tiles: f32 and f64, every
-// transpose, e.g. 1029x917x917 in 256x256 tiles vs one call).
+// Thread-count independence: an element of C sums its products in k order within fixed depth
+// blocks of kGemmDepth, and the blocks in order, on whichever thread computes its tile; the
+// threads split M and N only, so the bits are the same at any thread count (and the split may
+// follow the thread count). OpenBLAS's threaded GEMM cannot promise that (its split changes
+// which kernels, and so which summation orders, an element gets; docs/LIMITATIONS.md), and serial
+// OpenBLAS calls on shape-fixed tiles re-pack B per tile, which capped sgemm1024 at 78% of the
+// FMA peak on 2 threads.
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <climits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -24,19 +21,22 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
 
 namespace ox::cpu {
 
 namespace {
 
-// Tiles are multiples of this many rows/columns (every OpenBLAS sgemm/dgemm unroll divides it),
-// hold at least kMinTileWork multiply-adds before they are split again, and a matrix is cut
-// into at most kMaxTiles of them: enough items to keep 16 threads busy. Every call packs its
-// own A and B panels, so fewer, larger tiles run faster (2 threads, sgemm 1024: 64 tiles of
-// 128^2 reach 72% of the FMA peak, 16 of 256^2 78%, 4 of 512^2 83%).
-constexpr int64_t kTileAlign = 32;
-constexpr int64_t kMinTileWork = int64_t{1} << 21;
-constexpr int64_t kMaxTiles = 16;
+// The packed GEMM's blocks, in elements. Results depend on the depth block only, so it is one
+// constant for every target and dtype. An A block (kGemmRows x depth) stays in L2, a B block
+// (depth x kGemmCols) in L3; kGemmRows is a multiple of every target's tile rows (6, 12).
+// Measured on Zen 4 (sgemm 1024 and 2048, 1 and 2 threads): depth 1024 beats 256 by ~10%, as C
+// is then read and written once per 1024 products and the L2 streams the panels fast enough.
+constexpr int64_t kGemmDepth = 1024;
+constexpr int64_t kGemmRows = 192;
+constexpr int64_t kGemmCols = 2048;
+// Fewer multiply-adds than this in a product are not worth waking a second thread for.
+constexpr double kGemmParallelWork = 1 << 17;
 // The loop kernel's blocks: rows x columns of accumulators (64 KiB of i64), and a depth that
 // keeps the B block (kDepthBlock x kColBlock) within L2.
 constexpr int64_t kRowBlock = 32;
@@ -166,104 +166,95 @@ void try_fold_batch(StridedArray& dst, StridedArray& a, StridedArray& b) {
        b.device};
 }
 
-// How BLAS can read a matrix in place: row-major (unit column stride, row stride >= cols) or
-// column-major (read as the transpose), with a leading dimension that fits BLAS's int.
-struct BlasView {
-  bool ok = false;
-  bool trans = false;
-  int ld = 0;
-};
-BlasView blas_view(const Mat& m) {
-  auto fits = [](int64_t v) { return v >= 1 && v <= INT_MAX; };
-  if ((m.cols <= 1 || m.cs == 1) && (m.rows <= 1 || m.rs >= std::max<int64_t>(1, m.cols))) {
-    const int64_t ld = m.rows <= 1 ? std::max<int64_t>(1, m.cols) : m.rs;
-    if (fits(ld)) return {true, false, int(ld)};
-  }
-  if ((m.rows <= 1 || m.rs == 1) && (m.cols <= 1 || m.cs >= std::max<int64_t>(1, m.rows))) {
-    const int64_t ld = m.cols <= 1 ? std::max<int64_t>(1, m.rows) : m.cs;
-    if (fits(ld)) return {true, true, int(ld)};
-  }
-  return {};
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Runs fn(begin, end) over [0, n) on the threads, or on this one.
+template <class F>
+void maybe_parallel(bool parallel, int64_t n, F&& fn) {
+  if (parallel)
+    parallel_for(0, n, 1, fn);
+  else if (n > 0)
+    fn(0, n);
 }
 
-// Tiles of one M x N x K product, from the shapes alone.
-struct Tiling {
-  int64_t mb, nb, mt, nt;
-};
-Tiling tiling(int64_t M, int64_t N, int64_t K, int64_t batches) {
-  const double work = double(M) * double(N) * double(K);  // multiply-adds of one matrix
-  const int64_t most = std::max<int64_t>(kMaxTiles / batches, 1);
-  const int64_t target = work >= double(most * kMinTileWork)
-                             ? most
-                             : std::max<int64_t>(int64_t(work / kMinTileWork), 1);
-  int64_t mt = 1, nt = 1;
-  while (mt * nt < target) {
-    const int64_t mb = (M + mt - 1) / mt, nb = (N + nt - 1) / nt;
-    if (mb >= nb && mb >= 2 * kTileAlign)
-      mt *= 2;
-    else if (nb >= 2 * kTileAlign)
-      nt *= 2;
-    else
-      break;
-  }
-  auto block = [](int64_t n, int64_t parts) {
-    const int64_t b = (n + parts - 1) / parts;
-    return parts == 1 ? std::max<int64_t>(n, 1) : (b + kTileAlign - 1) / kTileAlign * kTileAlign;
-  };
-  Tiling t{block(M, mt), block(N, nt), 0, 0};
-  t.mt = (M + t.mb - 1) / t.mb;
-  t.nt = (N + t.nb - 1) / t.nb;
-  return t;
-}
-
-// Keeps OpenBLAS serial for calls made outside a parallel region (inside one it is serial
-// already): with OpenMP builds it would otherwise use omp_get_max_threads() threads.
-class SerialBlas {
- public:
-  SerialBlas() : saved_(omp_in_parallel() ? 0 : omp_get_max_threads()) {
-    if (saved_ > 1) omp_set_num_threads(1);
-  }
-  ~SerialBlas() {
-    if (saved_ > 1) omp_set_num_threads(saved_);
-  }
-  SerialBlas(const SerialBlas&) = delete;
-  SerialBlas& operator=(const SerialBlas&) = delete;
-
- private:
-  int saved_;
-};
-
+// One product C = alpha * A @ B + beta * C, M x N x K, on all threads or on this one.
 template <class T>
-void blas_gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
-               int ldb, T beta, T* c, int ldc) {
-  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-// C = beta * C + alpha * A @ B over all batches, C row-major; A and B readable by BLAS.
-template <class T>
-void gemm_tiles(const Batches& bt, Mat A, Mat B, Mat C, T alpha, T beta) {
-  const BlasView va = blas_view(A), vb = blas_view(B), vc = blas_view(C);
-  OX_ASSERT(va.ok && vb.ok && vc.ok && !vc.trans, "gemm operands BLAS cannot take");
+void gemm_one(const T* a, const T* b, T* c, const Mat& A, const Mat& B, const Mat& C, T alpha,
+              T beta, bool parallel) {
+  const simd::GemmTile tile = simd::gemm_tile(a);
+  OX_ASSERT(kGemmRows % tile.mr == 0, "gemm row block not a multiple of the tile rows");
   const int64_t M = C.rows, N = C.cols, K = A.cols;
-  const Tiling tl = tiling(M, N, K, bt.count);
-  const int64_t per_matrix = tl.mt * tl.nt, es = int64_t(sizeof(T));
-  parallel_for(0, bt.count * per_matrix, 1, [&](int64_t begin, int64_t end) {
-    SerialBlas serial;
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / per_matrix, tile = item % per_matrix;
-      const int64_t i0 = tile / tl.nt * tl.mb, j0 = tile % tl.nt * tl.nb;
-      const int64_t m = std::min(tl.mb, M - i0), n = std::min(tl.nb, N - j0);
-      const auto* a = reinterpret_cast<const T*>(A.data + (bt.a[size_t(t)] + i0 * A.rs) * es);
-      const auto* b = reinterpret_cast<const T*>(B.data + (bt.b[size_t(t)] + j0 * B.cs) * es);
-      auto* c = reinterpret_cast<T*>(C.data + (bt.dst[size_t(t)] + i0 * C.rs + j0) * es);
-      blas_gemm<T>(va.trans, vb.trans, int(m), int(n), int(K), alpha, a, va.ld, b, vb.ld, beta, c,
-                   vc.ld);
+  const int64_t threads = parallel ? omp_get_max_threads() : 1;
+  const int64_t widest = std::min(N, kGemmCols), depth = std::min(K, kGemmDepth);
+  Scratch b_block(size_t(depth * ceil_div(widest, tile.nr) * tile.nr) * sizeof(T));
+  T* bp = static_cast<T*>(b_block.get());
+  for (int64_t j0 = 0; j0 < N; j0 += kGemmCols) {
+    const int64_t nc = std::min(kGemmCols, N - j0), panels = ceil_div(nc, tile.nr);
+    // Items are column chunks x panels of tile.mr rows, so contiguous ranges of them balance
+    // the threads to a panel; a thread packs up to kGemmRows of its rows of A at a time. More
+    // than one chunk only when the row panels alone cannot keep every thread busy (each chunk
+    // packs its rows of A again).
+    const int64_t row_panels = ceil_div(M, tile.mr);
+    const int64_t chunks = std::clamp<int64_t>(ceil_div(2 * threads, row_panels), 1, panels);
+    for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
+      const int64_t kc = std::min(kGemmDepth, K - p0);
+      maybe_parallel(parallel, panels, [&](int64_t q0, int64_t q1) {
+        const int64_t cols = std::min(nc, q1 * tile.nr) - q0 * tile.nr;
+        simd::gemm_pack_b(b + p0 * B.rs + (j0 + q0 * tile.nr) * B.cs, B.rs, B.cs, kc, cols,
+                          bp + q0 * tile.nr * kc);
+      });
+      const T block_beta = p0 == 0 ? beta : T(1);
+      maybe_parallel(parallel, chunks * row_panels, [&](int64_t begin, int64_t end) {
+        Scratch a_block(size_t(kGemmRows * kc) * sizeof(T));
+        T* ap = static_cast<T*>(a_block.get());
+        while (begin < end) {
+          const int64_t chunk = begin / row_panels, panel = begin % row_panels;
+          const int64_t count = std::min({end - begin, row_panels - panel, kGemmRows / tile.mr});
+          const int64_t i0 = panel * tile.mr, mc = std::min(count * tile.mr, M - i0);
+          simd::gemm_pack_a(a + i0 * A.rs + p0 * A.cs, A.rs, A.cs, mc, kc, ap);
+          const int64_t q0 = panels * chunk / chunks, q1 = panels * (chunk + 1) / chunks;
+          const int64_t jc = q0 * tile.nr, cols = std::min(nc, q1 * tile.nr) - jc;
+          simd::gemm_block(ap, bp + jc * kc, mc, cols, kc, c + i0 * C.rs + (j0 + jc) * C.cs, C.rs,
+                           C.cs, alpha, block_beta);
+          begin += count;
+        }
+      });
     }
-  });
+  }
+}
+
+// C = beta * C + alpha * A @ B over all batches. Many matrices go one per thread; fewer run one
+// after another, each on all threads.
+template <class T>
+void gemm_packed_oriented(const Batches& bt, Mat A, Mat B, Mat C, T alpha, T beta) {
+  const double work = double(C.rows) * double(C.cols) * double(A.cols);
+  const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  auto product = [&](int64_t t, bool parallel) {
+    const auto at = [](const Mat& m, int64_t offset) {
+      return reinterpret_cast<T*>(m.data) + offset;
+    };
+    gemm_one<T>(at(A, bt.a[size_t(t)]), at(B, bt.b[size_t(t)]), at(C, bt.dst[size_t(t)]), A, B, C,
+                alpha, beta, parallel);
+  };
+  if (bt.count >= threads || work < kGemmParallelWork) {
+    const int64_t grain = std::max<int64_t>(1, int64_t(kGemmParallelWork / std::max(work, 1.0)));
+    parallel_for(0, bt.count, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) product(t, false);
+    });
+  } else {
+    for (int64_t t = 0; t < bt.count; ++t) product(t, true);
+  }
+}
+
+template <class T>
+void gemm_packed(const Batches& bt, Mat A, Mat B, Mat C, T alpha, T beta) {
+  // The kernel stores whole rows of C's tiles fast: a column-major C computes C^T = B^T A^T.
+  // So does a thin C (N below one tile), which then runs on short tiles instead of padded ones.
+  const int64_t nr = simd::gemm_tile(static_cast<T*>(nullptr)).nr;
+  if ((C.cs != 1 && C.rs == 1) || (C.cols < nr && C.rows > C.cols))
+    return gemm_packed_oriented<T>(Batches{bt.count, bt.dst, bt.b, bt.a}, B.t(), A.t(), C.t(),
+                                   alpha, beta);
+  gemm_packed_oriented<T>(bt, A, B, C, alpha, beta);
 }
 
 // Wrapping integer arithmetic; plain arithmetic for floats.
@@ -327,48 +318,24 @@ T scalar_to(const Scalar& s) {
     return static_cast<T>(s.to_double());
 }
 
-bool blas_sizes_fit(const StridedArray& dst, const StridedArray& a) {
-  const size_t nd = dst.shape.size();
-  return dst.shape[nd - 2] <= INT_MAX && dst.shape[nd - 1] <= INT_MAX && a.shape[nd - 1] <= INT_MAX;
-}
-
 // dst = beta * dst + alpha * a @ b for dtypes of one C++ type T (no 16-bit floats).
 template <class T>
 void matmul_typed(StridedArray dst, StridedArray a, StridedArray b, const Scalar& alpha_s,
                   const Scalar& beta_s) {
   const T alpha = scalar_to<T>(alpha_s), beta = scalar_to<T>(beta_s);
-  constexpr bool kBlas = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  const bool use_blas = kBlas && blas_sizes_fit(dst, a);
-  // Operands in a layout the kernel cannot read are copied (the only copies made here).
-  Packed pa, pb, pd;
-  if (use_blas) {
-    if (!blas_view(mat_of(a)).ok) a = (pa = pack(a, a.dtype)).array;
-    if (!blas_view(mat_of(b)).ok) b = (pb = pack(b, b.dtype)).array;
-  } else {
+  constexpr bool kPacked = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  // The packed GEMM reads and writes any strides; the loop needs B's columns contiguous.
+  Packed pb;
+  if (!kPacked) {
     const Mat mb = mat_of(b);
     if (mb.cols > 1 && mb.cs != 1) b = (pb = pack(b, b.dtype)).array;
   }
-  // dst for BLAS: row-major as it is; column-major computes dst^T = b^T @ a^T; otherwise a
-  // scratch copy that is written back. The loop writes any strides.
-  const StridedArray dst_orig = dst;
-  const bool dst_direct = !use_blas || blas_view(mat_of(dst)).ok;
-  if (!dst_direct) dst = (pd = pack(dst, dst.dtype, beta != T(0))).array;
   try_fold_batch(dst, a, b);
   const Batches bt = batch_offsets(dst, a, b);
-  Mat A = mat_of(a), B = mat_of(b), C = mat_of(dst);
-  if constexpr (kBlas) {
-    if (use_blas) {
-      if (blas_view(C).trans)
-        gemm_tiles<T>(Batches{bt.count, bt.dst, bt.b, bt.a}, B.t(), A.t(), C.t(), alpha, beta);
-      else
-        gemm_tiles<T>(bt, A, B, C, alpha, beta);
-    } else {
-      gemm_loop<T>(bt, A, B, C, alpha, beta);
-    }
-  } else {
-    gemm_loop<T>(bt, A, B, C, alpha, beta);
-  }
-  if (!dst_direct) cpu::copy(dst_orig, pd.array);
+  if constexpr (kPacked)
+    gemm_packed<T>(bt, mat_of(a), mat_of(b), mat_of(dst), alpha, beta);
+  else
+    gemm_loop<T>(bt, mat_of(a), mat_of(b), mat_of(dst), alpha, beta);
 }
 
 // K == 0: dst = beta * dst (BLAS semantics; alpha does not matter).

@@ -52,6 +52,30 @@ void widen(const BFloat16* x, float* y, int64_t n);
 void narrow(const float* x, Half* y, int64_t n);
 void narrow(const float* x, BFloat16* y, int64_t n);
 
+// GEMM building blocks (gemm.cpp); the blocking and the threads are the caller's. The kernel
+// computes register tiles of mr rows x nr columns from packed panels:
+// - gemm_pack_a: A's rows [0, m) x depth [0, kc), element (i, k) at a[i * rs + k * cs], as
+//   panels of mr rows (k-major in a panel, rows past m zero): round_up(m, mr) * kc elements.
+// - gemm_pack_b: B's depth [0, kc) x columns [0, n), element (k, j) at b[k * rs + j * cs], as
+//   panels of nr columns: kc * round_up(n, nr) elements.
+// - gemm_block: C[m x n] = alpha * A @ B + beta * C from a packed A and B of depth kc, element
+//   (i, j) of C at c[i * rs + j * cs]; C is not read when beta is 0.
+// Each element of C sums its kc products in k order with fused multiply-adds from zero, so a
+// product depends on how the caller splits K, never on how it splits M and N, nor on mr/nr.
+struct GemmTile {
+  int64_t mr, nr;
+};
+GemmTile gemm_tile(const float*);
+GemmTile gemm_tile(const double*);
+void gemm_pack_a(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out);
+void gemm_pack_a(const double* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, double* out);
+void gemm_pack_b(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out);
+void gemm_pack_b(const double* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, double* out);
+void gemm_block(const float* apack, const float* bpack, int64_t m, int64_t n, int64_t kc, float* c,
+                int64_t rs, int64_t cs, float alpha, float beta);
+void gemm_block(const double* apack, const double* bpack, int64_t m, int64_t n, int64_t kc,
+                double* c, int64_t rs, int64_t cs, double alpha, double beta);
+
 // The targets compiled in and supported by this CPU, best first, as Highway names them
 // ("AVX3", "AVX2", "SSE4", and "SCALAR" or "EMU128" for portable C++), and the one in use.
 std::vector<std::string> targets();
