@@ -9,6 +9,7 @@
 #include "backend/cpu/convert.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/simd/simd.h"
 #include "core/dispatch.h"
 
 namespace ox::cpu {
@@ -20,6 +21,10 @@ void convert_run(char* dst, int64_t dst_step, const char* src, int64_t src_step,
   if (dst_step == sizeof(To) && src_step == sizeof(From)) {
     if constexpr (std::is_same_v<To, From>) {
       std::memcpy(dst, src, n * sizeof(To));
+    } else if constexpr (std::is_same_v<To, float> && is_half_v<From>) {
+      simd::widen(reinterpret_cast<const From*>(src), reinterpret_cast<float*>(dst), n);
+    } else if constexpr (is_half_v<To> && std::is_same_v<From, float>) {
+      simd::narrow(reinterpret_cast<const float*>(src), reinterpret_cast<To*>(dst), n);
     } else {
       To* d = reinterpret_cast<To*>(dst);
       const From* s = reinterpret_cast<const From*>(src);
