@@ -168,16 +168,9 @@ void try_fold_batch(StridedArray& dst, StridedArray& a, StridedArray& b) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Runs fn(begin, end) over [0, n) on the threads, or on this one.
-template <class F>
-void maybe_parallel(bool parallel, int64_t n, F&& fn) {
-  if (parallel)
-    parallel_for(0, n, 1, fn);
-  else if (n > 0)
-    fn(0, n);
-}
-
-// One product C = alpha * A @ B + beta * C, M x N x K, on all threads or on this one.
+// One product C = alpha * A @ B + beta * C, M x N x K, on all threads or on this one. The team
+// stays together for the whole product: for each block of B, every thread packs its share of
+// the panels, waits for the others, then multiplies its items against the shared block.
 template <class T>
 void gemm_one(const T* a, const T* b, T* c, const Mat& A, const Mat& B, const Mat& C, T alpha,
               T beta, bool parallel) {
@@ -186,41 +179,56 @@ void gemm_one(const T* a, const T* b, T* c, const Mat& A, const Mat& B, const Ma
   const int64_t M = C.rows, N = C.cols, K = A.cols;
   const int64_t threads = parallel ? omp_get_max_threads() : 1;
   const int64_t widest = std::min(N, kGemmCols), depth = std::min(K, kGemmDepth);
-  Scratch b_block(size_t(depth * ceil_div(widest, tile.nr) * tile.nr) * sizeof(T));
-  T* bp = static_cast<T*>(b_block.get());
-  for (int64_t j0 = 0; j0 < N; j0 += kGemmCols) {
-    const int64_t nc = std::min(kGemmCols, N - j0), panels = ceil_div(nc, tile.nr);
-    // Items are column chunks x panels of tile.mr rows, so contiguous ranges of them balance
-    // the threads to a panel; a thread packs up to kGemmRows of its rows of A at a time. More
-    // than one chunk only when the row panels alone cannot keep every thread busy (each chunk
-    // packs its rows of A again).
-    const int64_t row_panels = ceil_div(M, tile.mr);
-    const int64_t chunks = std::clamp<int64_t>(ceil_div(2 * threads, row_panels), 1, panels);
-    for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
-      const int64_t kc = std::min(kGemmDepth, K - p0);
-      maybe_parallel(parallel, panels, [&](int64_t q0, int64_t q1) {
-        const int64_t cols = std::min(nc, q1 * tile.nr) - q0 * tile.nr;
-        simd::gemm_pack_b(b + p0 * B.rs + (j0 + q0 * tile.nr) * B.cs, B.rs, B.cs, kc, cols,
-                          bp + q0 * tile.nr * kc);
-      });
-      const T block_beta = p0 == 0 ? beta : T(1);
-      maybe_parallel(parallel, chunks * row_panels, [&](int64_t begin, int64_t end) {
-        Scratch a_block(size_t(kGemmRows * kc) * sizeof(T));
-        T* ap = static_cast<T*>(a_block.get());
+  const int64_t b_elems = depth * ceil_div(widest, tile.nr) * tile.nr, a_elems = kGemmRows * depth;
+  // Allocated before the team starts: nothing may throw inside it.
+  Scratch b_block(size_t(b_elems) * sizeof(T)), a_blocks(size_t(threads * a_elems) * sizeof(T));
+  T* const bp = static_cast<T*>(b_block.get());
+  // Items are column chunks x panels of tile.mr rows, so contiguous shares of them balance the
+  // threads to a panel; a thread packs up to kGemmRows of its rows of A at a time. With enough
+  // columns there is a chunk per thread: each thread then multiplies only the B panels it
+  // packed itself (sgemm 256 on 2 threads: 187 -> 208 GFLOP/s), at the price of every thread
+  // packing all of A. Otherwise the rows are split, with chunks only when the row panels alone
+  // cannot keep every thread busy.
+  const int64_t row_panels = ceil_div(M, tile.mr), all_panels = ceil_div(widest, tile.nr);
+  const int64_t chunks_max =
+      all_panels >= 4 * threads
+          ? threads
+          : std::clamp<int64_t>(ceil_div(2 * threads, row_panels), 1, all_panels);
+  auto work = [&](int64_t tid, int64_t team, auto&& barrier) {
+    const auto share = [&](int64_t n) { return std::pair{n * tid / team, n * (tid + 1) / team}; };
+    T* const ap = static_cast<T*>(a_blocks.get()) + tid * a_elems;
+    for (int64_t j0 = 0; j0 < N; j0 += kGemmCols) {
+      const int64_t nc = std::min(kGemmCols, N - j0), panels = ceil_div(nc, tile.nr);
+      const int64_t chunks = std::min(chunks_max, panels);
+      for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
+        const int64_t kc = std::min(kGemmDepth, K - p0);
+        if (j0 + p0 > 0) barrier();  // everyone is done with the previous block of B
+        const auto [q0, q1] = share(panels);
+        if (q0 < q1)
+          simd::gemm_pack_b(b + p0 * B.rs + (j0 + q0 * tile.nr) * B.cs, B.rs, B.cs, kc,
+                            std::min(nc, q1 * tile.nr) - q0 * tile.nr, bp + q0 * tile.nr * kc);
+        barrier();
+        const T block_beta = p0 == 0 ? beta : T(1);
+        auto [begin, end] = share(chunks * row_panels);
         while (begin < end) {
           const int64_t chunk = begin / row_panels, panel = begin % row_panels;
           const int64_t count = std::min({end - begin, row_panels - panel, kGemmRows / tile.mr});
           const int64_t i0 = panel * tile.mr, mc = std::min(count * tile.mr, M - i0);
           simd::gemm_pack_a(a + i0 * A.rs + p0 * A.cs, A.rs, A.cs, mc, kc, ap);
-          const int64_t q0 = panels * chunk / chunks, q1 = panels * (chunk + 1) / chunks;
-          const int64_t jc = q0 * tile.nr, cols = std::min(nc, q1 * tile.nr) - jc;
+          const int64_t c0 = panels * chunk / chunks, c1 = panels * (chunk + 1) / chunks;
+          const int64_t jc = c0 * tile.nr, cols = std::min(nc, c1 * tile.nr) - jc;
           simd::gemm_block(ap, bp + jc * kc, mc, cols, kc, c + i0 * C.rs + (j0 + jc) * C.cs, C.rs,
                            C.cs, alpha, block_beta);
           begin += count;
         }
-      });
+      }
     }
-  }
+  };
+  if (threads == 1) return work(0, 1, [] {});
+#pragma omp parallel num_threads(static_cast <int>(threads))
+  work(omp_get_thread_num(), omp_get_num_threads(), [] {
+#pragma omp barrier
+  });
 }
 
 // C = beta * C + alpha * A @ B over all batches. Many matrices go one per thread; fewer run one

@@ -34,6 +34,9 @@ constexpr size_t kRows = 12, kVecs = 2;
 constexpr size_t kRows = 6, kVecs = 2;
 #endif
 
+// Panel widths are compile-time constants (MaxLanes), which needs fixed-width vectors.
+static_assert(!HWY_HAVE_SCALABLE, "the GEMM packing assumes fixed-width vectors");
+
 template <class T>
 GemmTile Tile() {
   const hn::ScalableTag<T> d;
@@ -42,44 +45,95 @@ GemmTile Tile() {
 GemmTile TileF32() { return Tile<float>(); }
 GemmTile TileF64() { return Tile<double>(); }
 
-// out[(i / kRows) * kRows * kc + k * kRows + i % kRows] = A(i, k), rows past m zero.
-template <class T>
-void PackA(const T* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, T* out) {
-  const int64_t mr = int64_t(kRows);
-  for (int64_t i0 = 0; i0 < m; i0 += mr, out += mr * kc) {
-    const int64_t rows = std::min(mr, m - i0);
-    const T* panel = a + i0 * rs;
-    if (rs == 1 && rows == mr) {  // A stored by columns: each k is a contiguous run
-      for (int64_t k = 0; k < kc; ++k) std::copy_n(panel + k * cs, mr, out + k * mr);
-      continue;
-    }
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t k = 0; k < kc; ++k) out[k * mr + i] = panel[i * rs + k * cs];
-    for (int64_t i = rows; i < mr; ++i)
-      for (int64_t k = 0; k < kc; ++k) out[k * mr + i] = T(0);
+// Copies V x V blocks (V = 16 bytes of lanes) of a panel stored with unit k stride into the
+// packed layout, transposing each in registers; returns how many k it covered (whole blocks).
+template <size_t W, class T>
+int64_t TransposeBlocks(const T* panel, int64_t sw, int64_t kc, T* out) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)panel, (void)sw, (void)kc, (void)out;
+  return 0;
+#else
+  const hn::Full128<T> d;
+  constexpr size_t V = 16 / sizeof(T);
+  if constexpr (W % V != 0 || (V != 2 && V != 4)) {
+    (void)panel, (void)sw, (void)kc, (void)out, (void)d;
+    return 0;
+  } else {
+    const int64_t covered = kc / int64_t(V) * int64_t(V);
+    for (int64_t k = 0; k < covered; k += int64_t(V))
+      for (size_t w = 0; w < W; w += V) {
+        const T* s = panel + int64_t(w) * sw + k;
+        T* o = out + k * int64_t(W) + int64_t(w);
+        const auto r0 = hn::LoadU(d, s), r1 = hn::LoadU(d, s + sw);
+        if constexpr (V == 2) {
+          hn::StoreU(hn::InterleaveLower(d, r0, r1), d, o);
+          hn::StoreU(hn::InterleaveUpper(d, r0, r1), d, o + W);
+        } else {
+          const auto r2 = hn::LoadU(d, s + 2 * sw), r3 = hn::LoadU(d, s + 3 * sw);
+          const auto t0 = hn::InterleaveLower(d, r0, r1), t1 = hn::InterleaveLower(d, r2, r3);
+          const auto t2 = hn::InterleaveUpper(d, r0, r1), t3 = hn::InterleaveUpper(d, r2, r3);
+          hn::StoreU(hn::ConcatLowerLower(d, t1, t0), d, o);
+          hn::StoreU(hn::ConcatUpperUpper(d, t1, t0), d, o + W);
+          hn::StoreU(hn::ConcatLowerLower(d, t3, t2), d, o + 2 * W);
+          hn::StoreU(hn::ConcatUpperUpper(d, t3, t2), d, o + 3 * W);
+        }
+      }
+    return covered;
   }
+#endif
 }
 
-// out[(j / nr) * nr * kc + k * nr + j % nr] = B(k, j), columns past n zero.
-template <class T>
-void PackB(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, T* out) {
-  const hn::ScalableTag<T> d;
-  const int64_t nr = int64_t(kVecs * hn::Lanes(d));
-  for (int64_t j0 = 0; j0 < n; j0 += nr, out += nr * kc) {
-    const int64_t cols = std::min(nr, n - j0);
-    const T* panel = b + j0 * cs;
-    if (cs == 1) {  // B stored by rows: each k is a contiguous run
+// out[0, W) = src[0, W) in 16-byte vectors (a call to memmove per run costs more than the copy).
+template <size_t W, class T>
+HWY_INLINE void CopyRun(const T* src, T* out) {
+#if HWY_TARGET == HWY_SCALAR
+  std::copy_n(src, W, out);
+#else
+  const hn::Full128<T> d;
+  constexpr size_t V = 16 / sizeof(T);
+  size_t w = 0;
+  for (; w + V <= W; w += V) hn::StoreU(hn::LoadU(d, src + w), d, out + w);
+  for (; w < W; ++w) out[w] = src[w];
+#endif
+}
+
+// Packs `count` rows (A) or columns (B) of depth kc into panels W wide: element w of the panel
+// run at depth k is src[w * sw + k * sk], stored at out[(w / W) * W * kc + k * W + w % W], with
+// zeros past count.
+template <size_t W, class T>
+void PackPanels(const T* src, int64_t sw, int64_t sk, int64_t count, int64_t kc, T* out) {
+  const int64_t width_max = int64_t(W);
+  for (int64_t w0 = 0; w0 < count; w0 += width_max, out += width_max * kc) {
+    const int64_t width = std::min(width_max, count - w0);
+    const T* panel = src + w0 * sw;
+    if (sw == 1) {  // each k is a contiguous run
       for (int64_t k = 0; k < kc; ++k) {
-        std::copy_n(panel + k * rs, cols, out + k * nr);
-        std::fill(out + k * nr + cols, out + (k + 1) * nr, T(0));
+        if (width == width_max) {
+          CopyRun<W>(panel + k * sk, out + k * width_max);
+        } else {
+          std::copy_n(panel + k * sk, width, out + k * width_max);
+          std::fill(out + k * width_max + width, out + (k + 1) * width_max, T(0));
+        }
       }
       continue;
     }
-    for (int64_t j = 0; j < cols; ++j)
-      for (int64_t k = 0; k < kc; ++k) out[k * nr + j] = panel[k * rs + j * cs];
-    for (int64_t j = cols; j < nr; ++j)
-      for (int64_t k = 0; k < kc; ++k) out[k * nr + j] = T(0);
+    const int64_t k0 = sk == 1 && width == width_max ? TransposeBlocks<W>(panel, sw, kc, out) : 0;
+    for (int64_t w = 0; w < width; ++w)
+      for (int64_t k = k0; k < kc; ++k) out[k * width_max + w] = panel[w * sw + k * sk];
+    for (int64_t w = width; w < width_max; ++w)
+      for (int64_t k = 0; k < kc; ++k) out[k * width_max + w] = T(0);
   }
+}
+
+// A's rows by panels of kRows; B's columns by panels of kVecs vectors.
+template <class T>
+void PackA(const T* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, T* out) {
+  PackPanels<kRows>(a, rs, cs, m, kc, out);
+}
+template <class T>
+void PackB(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, T* out) {
+  const hn::ScalableTag<T> d;
+  PackPanels<kVecs * hn::MaxLanes(d)>(b, cs, rs, n, kc, out);
 }
 
 // C = alpha * acc + beta * C, C not read when beta is 0. The same operations for direct and
