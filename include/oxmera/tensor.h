@@ -25,6 +25,9 @@ namespace ox {
 class TensorImpl;
 class TensorIndex;  // oxmera/indexing.h
 class Storage;
+namespace autograd {
+class Node;  // oxmera/autograd.h
+}
 
 // Options of creation functions, an aggregate: `ox::zeros({2}, {.dtype = ox::kF64})`.
 // An unset dtype means the function's own default (f32; i64 for integer ranges and indices);
@@ -38,10 +41,10 @@ struct TensorOptions {
 class DimList {
  public:
   DimList() = default;
-  DimList(int64_t dim) : dims_{dim} {}                                 // NOLINT: reads like a dim
-  DimList(std::initializer_list<int64_t> dims) : dims_(dims) {}        // NOLINT
-  DimList(const Dims& dims) : dims_(dims) {}                           // NOLINT
-  DimList(const std::vector<int64_t>& dims) : dims_(dims) {}           // NOLINT
+  DimList(int64_t dim) : dims_{dim} {}                           // NOLINT: reads like a dim
+  DimList(std::initializer_list<int64_t> dims) : dims_(dims) {}  // NOLINT
+  DimList(const Dims& dims) : dims_(dims) {}                     // NOLINT
+  DimList(const std::vector<int64_t>& dims) : dims_(dims) {}     // NOLINT
   const Dims& dims() const { return dims_; }
   bool empty() const { return dims_.empty(); }
 
@@ -144,6 +147,31 @@ class Tensor {
   Tensor& normal_(double mean = 0.0, double std = 1.0);
 
   std::string str() const;  // as operator<< prints it
+
+  // Autograd (oxmera/autograd.h has grad mode, autograd::grad and custom functions).
+  // Only floating tensors can require grad. A leaf is a tensor no recorded op produced.
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool requires_grad() const;
+  bool is_leaf() const;
+  // The accumulated gradient of a leaf (or of a tensor that retains its gradient); undefined
+  // before any backward reached it. mutable_grad() can reset it (= Tensor()) or zero it.
+  Tensor grad() const;
+  Tensor& mutable_grad();
+  // The node that produced this tensor, or null for a leaf; grad_fn()->name() reads
+  // "MulBackward", "MatmulBackward", ...
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  // Keeps the gradient of a non-leaf in grad() after backward.
+  void retain_grad() const;
+  bool retains_grad() const;
+  // autograd::backward({*this}, {gradient}, ...): gradient may be omitted for one element.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // hook(grad) runs when this tensor's gradient is computed; a defined result replaces the
+  // gradient. Returns a handle for remove_hook.
+  int64_t register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(int64_t handle) const;
+  // How many in-place writes this tensor's storage has seen.
+  uint64_t version() const;
 
   // Elementwise ops as methods; the same as the free functions of ops.h.
   Tensor abs() const;

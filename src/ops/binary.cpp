@@ -1,5 +1,6 @@
 // Binary elementwise ops, where, and the composites built on them.
 
+#include "autograd/record.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -71,8 +72,90 @@ Device device_of(const TensorOrScalar& a, const TensorOrScalar& b, const char* n
 
 bool half_type(DType dt) { return dt == kF16 || dt == kBF16; }
 
+// Gradients of a op b for both operands (undefined for a scalar), from g, the operands and the
+// result, in public ops. The node sums them back to each operand's shape and dtype.
+std::vector<Tensor> binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, const Tensor& b,
+                               const Tensor& out, const Scalar& alpha) {
+  switch (op) {
+    case BinaryOp::Add:
+      return {g, mul(g, alpha)};
+    case BinaryOp::Sub:
+      return {g, mul(g, -alpha.to_double())};
+    case BinaryOp::Mul:
+      return {mul(g, b), mul(g, a)};
+    case BinaryOp::Div:
+      return {div(g, b), neg(div(mul(g, out), b))};
+    case BinaryOp::FloorDiv:
+    case BinaryOp::TruncDiv:  // piecewise constant
+      return {zeros_like(g), zeros_like(g)};
+    case BinaryOp::Remainder:
+      return {g, neg(mul(g, floor(div(a, b))))};
+    case BinaryOp::Fmod:
+      return {g, neg(mul(g, trunc(div(a, b))))};
+    case BinaryOp::Pow: {
+      // 0 where the exponent is 0 (not 0 * inf), and no log(0) for the exponent's gradient at
+      // a base of 0 (PyTorch's masks).
+      const Tensor da = where(eq(b, 0), 0, mul(mul(g, b), pow(a, sub(b, 1))));
+      const Tensor db = where(logical_and(eq(a, 0), ge(b, 0)), 0, mul(mul(g, out), log(a)));
+      return {da, db};
+    }
+    case BinaryOp::Atan2: {
+      const Tensor r2 = add(mul(a, a), mul(b, b));
+      return {div(mul(g, b), r2), neg(div(mul(g, a), r2))};
+    }
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum: {
+      // The chosen operand gets the gradient; ties split it evenly, as PyTorch.
+      const Tensor a_wins = op == BinaryOp::Maximum ? gt(a, b) : lt(a, b);
+      const Tensor b_wins = op == BinaryOp::Maximum ? lt(a, b) : gt(a, b);
+      const Tensor half = mul(where(eq(a, b), g, 0), 0.5);
+      return {add(where(a_wins, g, 0), half), add(where(b_wins, g, 0), half)};
+    }
+    case BinaryOp::Hypot:
+      return {div(mul(g, a), out), div(mul(g, b), out)};
+    case BinaryOp::LogAddExp:
+      return {mul(g, exp(sub(a, out))), mul(g, exp(sub(b, out)))};
+    default:
+      OX_ASSERT(false, "no vjp for a non-differentiable binary op");
+      return {};
+  }
+}
+
 Tensor binary_op(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op, const char* name,
-                 const Scalar& alpha = 1) {
+                 const Scalar& alpha = 1);
+
+// binary_op with autograd: computed without recording, then recorded when differentiable.
+Tensor binary_op_recorded(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op,
+                          const char* name, const Scalar& alpha) {
+  Tensor out = autograd::without_grad([&] { return binary_op(a, b, op, name, alpha); });
+  if (binary_returns_bool(op) || !is_floating(out.dtype())) return out;
+  const Tensor ta = a.is_scalar() ? Tensor() : a.tensor(),
+               tb = b.is_scalar() ? Tensor() : b.tensor();
+  const std::optional<Scalar> sa = a.is_scalar() ? std::optional(a.scalar()) : std::nullopt;
+  const std::optional<Scalar> sb = b.is_scalar() ? std::optional(b.scalar()) : std::nullopt;
+  // The result is saved only by the rules that read it (an in-place write into it would
+  // otherwise fail their backward needlessly).
+  const bool keep_out = op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Hypot ||
+                        op == BinaryOp::LogAddExp;
+  autograd::record(name, {ta, tb}, {out}, {ta, tb, keep_out ? out : Tensor()},
+                   [op, alpha, sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                     // A scalar operand as a 0-d tensor of the result's dtype.
+                     const TensorOptions like{.dtype = g[0].dtype(), .device = g[0].device()};
+                     const Tensor x = sa ? full({}, *sa, like) : s[0];
+                     const Tensor y = sb ? full({}, *sb, like) : s[1];
+                     std::vector<Tensor> d = binary_vjp(op, g[0], x, y, s[2], alpha);
+                     if (sa) d[0] = Tensor();
+                     if (sb) d[1] = Tensor();
+                     return d;
+                   });
+  return out;
+}
+
+Tensor binary_op(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op, const char* name,
+                 const Scalar& alpha) {
+  if (autograd::needs_grad(
+          {a.is_scalar() ? nullptr : &a.tensor(), b.is_scalar() ? nullptr : &b.tensor()}))
+    return binary_op_recorded(a, b, op, name, alpha);
   const Device device = device_of(a, b, name);
   Plan plan = plan_binary(op, a, b, name);
   OX_CHECK(is_floating(plan.compute) || !alpha.is_floating(), DType, name,
@@ -103,7 +186,12 @@ Tensor& binary_inplace(Tensor& self, const TensorOrScalar& other, BinaryOp op, c
   const bool direct =
       plan.out == si.dtype() && plan.compute == si.dtype() &&
       !(half_type(si.dtype()) && other.is_scalar() && !exact_in(other.scalar(), si.dtype()));
-  if (!direct) return ops::assign_result(self, binary_op(self, other, op, name, alpha), name);
+  // With autograd recording, the result (and its graph) is computed out of place first.
+  const bool track = autograd::needs_grad({&self, other.is_scalar() ? nullptr : &other.tensor()});
+  if (track) autograd::check_inplace(self, name);
+  if (!direct || track)
+    return ops::assign_result(self, binary_op(ops::inplace_source(self), other, op, name, alpha),
+                              name);
   OX_CHECK(is_floating(plan.compute) || !alpha.is_floating(), DType, name,
            "alpha must not be a floating point number for ", plan.compute, " operands");
   Tensor y = operand(other, si.dtype(), si.device());
@@ -203,6 +291,17 @@ Tensor bitwise_xor(const TensorOrScalar& a, const TensorOrScalar& b) {
 }
 
 Tensor where(const Tensor& condition, const TensorOrScalar& a, const TensorOrScalar& b) {
+  const Tensor ta = a.is_scalar() ? Tensor() : a.tensor(),
+               tb = b.is_scalar() ? Tensor() : b.tensor();
+  if (autograd::needs_grad({&ta, &tb})) {
+    Tensor out = autograd::without_grad([&] { return where(condition, a, b); });
+    if (is_floating(out.dtype()))
+      autograd::record("where", {ta, tb}, {out}, {condition},
+                       [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                         return std::vector<Tensor>{where(s[0], g[0], 0), where(s[0], 0, g[0])};
+                       });
+    return out;
+  }
   const TensorImpl& ci = ops::impl_of(condition, "where");
   OX_CHECK(ci.dtype() == kBool, DType, "where", "condition must be bool, got ", ci.dtype());
   const Device device = a.is_scalar() && b.is_scalar() ? ci.device() : device_of(a, b, "where");
@@ -224,6 +323,15 @@ Tensor where(const Tensor& condition, const TensorOrScalar& a, const TensorOrSca
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const TensorOrScalar& value) {
+  const Tensor tv = value.is_scalar() ? Tensor() : value.tensor();
+  if (autograd::needs_grad({&x, &tv})) {
+    Tensor out = autograd::without_grad([&] { return masked_fill(x, mask, value); });
+    autograd::record("masked_fill", {x, tv}, {out}, {mask},
+                     [](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                       return std::vector<Tensor>{where(s[0], 0, g[0]), sum(where(s[0], g[0], 0))};
+                     });
+    return out;
+  }
   const TensorImpl& xi = ops::impl_of(x, "masked_fill");
   const TensorImpl& mi = ops::impl_of(mask, "masked_fill");
   OX_CHECK(mi.dtype() == kBool, DType, "masked_fill", "mask must be bool, got ", mi.dtype());
@@ -345,7 +453,8 @@ Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
   return ox::masked_fill(*this, mask, value);
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
-  return ops::assign_result(*this, ox::masked_fill(*this, mask, value), "masked_fill_");
+  return ops::assign_result(*this, ox::masked_fill(ops::inplace_source(*this), mask, value),
+                            "masked_fill_");
 }
 
 }  // namespace ox

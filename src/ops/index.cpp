@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/record.h"
 #include "ops/index_util.h"
 
 namespace ox {
@@ -60,6 +61,9 @@ void gather_into(const char* op, const StridedArray& dst, const StridedArray& sr
 void scatter_into(const char* op, const Tensor& dest, const StridedArray& dst,
                   const StridedArray& src, const std::vector<IndexArg>& args,
                   ScatterReduce reduce) {
+  OX_CHECK(!autograd::needs_grad({&dest}), Value, op,
+           "writes in place into a tensor that requires grad, which autograd does not record "
+           "yet; compute under ox::NoGradGuard or use the out-of-place op");
   const IndexCheck c = backend_for(dst.device, op).scatter(dst, src, operands(args), reduce);
   if (!c.ok) index_error(op, c, args);
   dest.impl()->storage()->bump_version();

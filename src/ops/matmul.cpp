@@ -2,6 +2,7 @@
 // tensordot, all through the backend's one batched matmul primitive.
 
 #include "ops/matmul.h"
+#include "autograd/record.h"
 
 #include <algorithm>
 
@@ -28,6 +29,20 @@ Shape tail_dropped(const Shape& s, size_t n) { return Shape(s.begin(), s.end() -
 
 Tensor batched_product(const Tensor& a, const Tensor& b, const char* op, const Tensor& input,
                        const Scalar& beta, const Scalar& alpha) {
+  if (autograd::needs_grad({&a, &b, &input})) {
+    Tensor out =
+        autograd::without_grad([&] { return batched_product(a, b, op, input, beta, alpha); });
+    if (is_floating(out.dtype()))
+      // d(a @ b) = g @ b^T for a and a^T @ g for b (batch dims broadcast back by the node).
+      autograd::record(
+          op, {a, b, input}, {out}, {a, b},
+          [alpha, beta](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+            const Tensor ga = ox::matmul(g[0], s[1].transpose(-1, -2));
+            const Tensor gb = ox::matmul(s[0].transpose(-1, -2), g[0]);
+            return std::vector<Tensor>{ox::mul(ga, alpha), ox::mul(gb, alpha), ox::mul(g[0], beta)};
+          });
+    return out;
+  }
   const Device device = a.device();
   const DType dt = a.dtype();
   OX_ASSERT(b.dtype() == dt && a.dim() >= 2 && b.dim() >= 2, "batched_product operands");

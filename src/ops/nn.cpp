@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "autograd/record.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -177,10 +178,34 @@ FlatTargets flatten_classes(const Tensor& logits, const Tensor& target) {
 
 }  // namespace
 
+namespace {
+
+// softmax / log_softmax recorded for autograd. The fused backward kernel serves first-order
+// gradients; with create_graph the same formula in public ops, so it can be differentiated.
+Tensor softmax_recorded(const Tensor& x, int64_t dim, std::optional<DType> dtype, bool log,
+                        const char* name) {
+  Tensor y = autograd::without_grad([&] { return softmax_impl(x, dim, dtype, log, name); });
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), name);
+  autograd::record(name, {x}, {y}, {y},
+                   [d, log](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                     const Tensor &grad = g[0], &y = s[0];
+                     if (!is_grad_enabled())
+                       return std::vector<Tensor>{log ? log_softmax_backward(grad, y, d)
+                                                      : softmax_backward(grad, y, d)};
+                     return std::vector<Tensor>{log ? grad - exp(y) * sum(grad, d, true)
+                                                    : y * (grad - sum(grad * y, d, true))};
+                   });
+  return y;
+}
+
+}  // namespace
+
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x})) return softmax_recorded(x, dim, dtype, false, "softmax");
   return softmax_impl(x, dim, dtype, false, "softmax");
 }
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x})) return softmax_recorded(x, dim, dtype, true, "log_softmax");
   return softmax_impl(x, dim, dtype, true, "log_softmax");
 }
 Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, int64_t dim) {

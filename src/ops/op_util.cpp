@@ -1,5 +1,7 @@
 #include "ops/op_util.h"
 
+#include "autograd/record.h"
+
 namespace ox::ops {
 
 Device common_device(const char* op, std::initializer_list<const Tensor*> tensors) {
@@ -47,6 +49,10 @@ bool can_cast(DType from, DType to) {
   if (is_floating(from) && !is_floating(to)) return false;
   if (from != kBool && to == kBool) return false;
   return true;
+}
+
+Tensor inplace_source(const Tensor& self) {
+  return autograd::needs_grad({&self}) ? self.clone() : self;
 }
 
 Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {

@@ -40,6 +40,10 @@ inline void add_operand(ResultType& rt, const TensorOrScalar& x) {
   }
 }
 
+// What an in-place op computes its result from: self, or a copy of it while autograd records
+// (the result's node may save its input, which the write into self would invalidate).
+Tensor inplace_source(const Tensor& self);
+
 // Writes `result` into `self` in place, as the in-place ops do when they cannot compute into
 // self directly. Refuses a dtype that cannot be cast and a shape that would grow.
 Tensor& assign_result(Tensor& self, const Tensor& result, const char* op);

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 
+#include "autograd/record.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -82,6 +84,43 @@ Tensor reduce_into(const Tensor& x, const Reduction& r, ReduceOp op, DType dtype
   Tensor out = make_empty(keepdim ? r.keep_shape : r.out_shape, dtype, x.device(), name);
   if (out.numel() > 0) backend_for(x.device(), name).reduce(op, out_array(out, r), r.src, params);
   return out;
+}
+
+// A reduction of x over dims recorded for autograd. rule(g, x, y) gets the gradient and the
+// result with the reduced dims kept (size 1), so they broadcast against x.
+using ReductionRule = std::function<Tensor(const Tensor& g, const Tensor& x, const Tensor& y)>;
+template <class Compute>
+Tensor recorded_reduction(const char* name, const Tensor& x, const DimList& dims, Compute compute,
+                          ReductionRule rule) {
+  Tensor out = autograd::without_grad(compute);
+  if (!is_floating(out.dtype())) return out;
+  const Shape keep = plan(x, dims, name).keep_shape;
+  autograd::record(name, {x}, {out}, {x, out},
+                   [keep, rule](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                     return std::vector<Tensor>{rule(g[0].reshape(keep), s[0], s[1].reshape(keep))};
+                   });
+  return out;
+}
+
+// How many elements of x each output element reduces.
+double reduced_count(const Tensor& x, const Tensor& y_kept) {
+  return y_kept.numel() == 0 ? 0.0 : double(x.numel()) / double(y_kept.numel());
+}
+
+// Gradient of an extreme value: split evenly among the elements equal to it (as PyTorch's amax).
+Tensor extreme_rule(const Tensor& g, const Tensor& x, const Tensor& y, const DimList& dims) {
+  const Tensor hits = eq(x, y).to(g.dtype());
+  return hits * g / sum(hits, dims, /*keepdim=*/true);
+}
+
+// d ||x||_p: 0 at a zero norm (PyTorch's subgradient); inf norms split among the maxima.
+Tensor norm_rule(const Tensor& g, const Tensor& x, const Tensor& y, double p, const DimList& dims) {
+  if (p == 0) return zeros_like(x);
+  if (p == 1) return g * sign(x);
+  if (std::isinf(p)) return extreme_rule(g, abs(x), y, dims) * sign(x);
+  const Tensor safe = where(eq(y, 0), 1, y);
+  const Tensor d = p == 2 ? x / safe : x * pow(abs(x), p - 2) / pow(safe, p - 1);
+  return where(eq(y, 0), 0, g * d);
 }
 
 // sum and prod: `dtype` converts the input first (as PyTorch); integer and bool inputs
@@ -168,13 +207,56 @@ std::tuple<Tensor, Tensor> scan_extreme(const Tensor& x, int64_t dim, ScanOp op,
   return {values, indices};
 }
 
+// d prod / dx_i = the product of the others: y / x_i without zeros; with one zero, only that
+// element has a gradient (the product of the nonzero others); with two or more, none does.
+Tensor prod_rule(const Tensor& g, const Tensor& x, const Tensor& y, std::optional<int64_t> dim) {
+  const Tensor is_zero = eq(x, 0);
+  const Tensor nonzero = where(is_zero, 1, x);
+  const Tensor zeros = dim ? sum(is_zero, *dim, true) : sum(is_zero).reshape(y.shape());
+  const Tensor others = (dim ? prod(nonzero, *dim, true) : prod(nonzero).reshape(y.shape()));
+  const Tensor no_zero = g * y / nonzero;
+  const Tensor one_zero = where(is_zero, g * others, 0);
+  return where(eq(zeros, 0), no_zero, where(eq(zeros, 1), one_zero, 0));
+}
+
+// max/min along dim with their indices; the gradient goes to the index each value came from.
+std::tuple<Tensor, Tensor> indexed_extreme(const Tensor& x, int64_t dim, bool keepdim, ReduceOp op,
+                                           const char* name) {
+  if (!autograd::needs_grad({&x})) return extreme_with_index(x, dim, keepdim, op, name);
+  auto [values, indices] =
+      autograd::without_grad([&] { return extreme_with_index(x, dim, keepdim, op, name); });
+  const Shape keep = plan(x, DimList(dim), name).keep_shape;
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), name);
+  autograd::record(
+      name, {x}, {values}, {indices},
+      [keep, d, shape = x.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+        Shape along(shape.size(), 1);
+        if (!shape.empty()) along[size_t(d)] = shape[size_t(d)];
+        const Tensor position =
+            arange(shape.empty() ? 1 : shape[size_t(d)], {.device = g[0].device()}).reshape(along);
+        const Tensor hit = eq(position, s[0].reshape(keep));
+        return std::vector<Tensor>{where(hit, g[0].reshape(keep), 0).expand(shape)};
+      });
+  return {values, indices};
+}
+
 }  // namespace
 
 Tensor sum(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "sum", x, dims, [&] { return sum(x, dims, keepdim, dtype); },
+        [](const Tensor& g, const Tensor& x, const Tensor&) { return g.expand(x.shape()); });
   return sum_like(x, dims, keepdim, dtype, ReduceOp::Sum, "sum");
 }
 
 Tensor mean(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "mean", x, dims, [&] { return mean(x, dims, keepdim, dtype); },
+        [](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return g.expand(x.shape()) / reduced_count(x, y);
+        });
   ops::impl_of(x, "mean");
   const Tensor src = dtype ? x.to(*dtype) : x;
   OX_CHECK(is_floating(src.dtype()), DType, "mean",
@@ -186,24 +268,64 @@ Tensor mean(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dt
 }
 
 Tensor prod(const Tensor& x, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "prod", x, {}, [&] { return prod(x, dtype); },
+        [](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return prod_rule(g, x, y, std::nullopt);
+        });
   return sum_like(x, {}, false, dtype, ReduceOp::Prod, "prod");
 }
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dtype) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "prod", x, dim, [&] { return prod(x, dim, keepdim, dtype); },
+        [dim](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return prod_rule(g, x, y, dim);
+        });
   return sum_like(x, dim, keepdim, dtype, ReduceOp::Prod, "prod");
 }
 
-Tensor max(const Tensor& x) { return extreme(x, {}, false, ReduceOp::Max, "max"); }
-Tensor min(const Tensor& x) { return extreme(x, {}, false, ReduceOp::Min, "min"); }
+Tensor max(const Tensor& x) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "max", x, {}, [&] { return max(x.detach()); },
+        [](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return extreme_rule(g, x, y, {});
+        });
+  return extreme(x, {}, false, ReduceOp::Max, "max");
+}
+Tensor min(const Tensor& x) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "min", x, {}, [&] { return min(x.detach()); },
+        [](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return extreme_rule(g, x, y, {});
+        });
+  return extreme(x, {}, false, ReduceOp::Min, "min");
+}
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
-  return extreme_with_index(x, dim, keepdim, ReduceOp::ArgMax, "max");
+  return indexed_extreme(x, dim, keepdim, ReduceOp::ArgMax, "max");
 }
 std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
-  return extreme_with_index(x, dim, keepdim, ReduceOp::ArgMin, "min");
+  return indexed_extreme(x, dim, keepdim, ReduceOp::ArgMin, "min");
 }
 Tensor amax(const Tensor& x, DimList dims, bool keepdim) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "amax", x, dims, [&] { return amax(x, dims, keepdim); },
+        [dims](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return extreme_rule(g, x, y, dims);
+        });
   return extreme(x, dims, keepdim, ReduceOp::Max, "amax");
 }
 Tensor amin(const Tensor& x, DimList dims, bool keepdim) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "amin", x, dims, [&] { return amin(x, dims, keepdim); },
+        [dims](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return extreme_rule(g, x, y, dims);
+        });
   return extreme(x, dims, keepdim, ReduceOp::Min, "amin");
 }
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
@@ -214,13 +336,29 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 }
 
 Tensor var(const Tensor& x, DimList dims, double correction, bool keepdim) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "var", x, dims, [&] { return var(x, dims, correction, keepdim); },
+        [dims, correction](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return g * (x - mean(x, dims, true)) * (2.0 / (reduced_count(x, y) - correction));
+        });
   return var_std(x, dims, correction, keepdim, ReduceOp::Var, "var");
 }
 Tensor std(const Tensor& x, DimList dims, double correction, bool keepdim) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "std", x, dims, [&] { return std(x, dims, correction, keepdim); },
+        [dims, correction](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return g * (x - mean(x, dims, true)) / (y * (reduced_count(x, y) - correction));
+        });
   return var_std(x, dims, correction, keepdim, ReduceOp::Std, "std");
 }
 
 Tensor logsumexp(const Tensor& x, DimList dims, bool keepdim) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "logsumexp", x, dims, [&] { return logsumexp(x, dims, keepdim); },
+        [](const Tensor& g, const Tensor& x, const Tensor& y) { return g * exp(x - y); });
   ops::impl_of(x, "logsumexp");
   // Integer and bool inputs compute in f32, as PyTorch; an empty extent gives -inf (log 0).
   const Tensor src = is_floating(x.dtype()) ? x : x.to(kF32);
@@ -229,6 +367,12 @@ Tensor logsumexp(const Tensor& x, DimList dims, bool keepdim) {
 }
 
 Tensor norm(const Tensor& x, double p, DimList dims, bool keepdim) {
+  if (autograd::needs_grad({&x}))
+    return recorded_reduction(
+        "norm", x, dims, [&] { return norm(x, p, dims, keepdim); },
+        [p, dims](const Tensor& g, const Tensor& x, const Tensor& y) {
+          return norm_rule(g, x, y, p, dims);
+        });
   ops::impl_of(x, "norm");
   require_floating(x, "norm");
   OX_CHECK(!std::isnan(p), Value, "norm", "p must not be NaN");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/record.h"
 #include "core/dispatch.h"
 #include "ops/op_util.h"
 
@@ -40,7 +41,121 @@ bool identity_on_integers(UnaryOp op) {
          op == UnaryOp::Trunc || op == UnaryOp::NanToNum;
 }
 
+// d op(x) / dx times g, from x and y = op(x), in public ops (differentiable again). Rounding
+// and sign have zero derivative.
+Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor& x,
+                 const Tensor& y) {
+  constexpr double kLn2 = 0.6931471805599453, kLn10 = 2.302585092994046;
+  constexpr double kTwoOverSqrtPi = 1.1283791670955126, kInvSqrt2Pi = 0.3989422804014327;
+  constexpr double kSqrt2OverPi = 0.7978845608028654, kGeluC = 0.044715;
+  switch (op) {
+    case UnaryOp::Neg:
+      return -g;
+    case UnaryOp::Abs:
+      return g * sign(x);
+    case UnaryOp::Sign:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+      return zeros_like(g);
+    case UnaryOp::Square:
+      return g * x * 2;
+    case UnaryOp::Exp:
+      return g * y;
+    case UnaryOp::Exp2:
+      return g * y * kLn2;
+    case UnaryOp::Expm1:
+      return g * (y + 1);
+    case UnaryOp::Log:
+      return g / x;
+    case UnaryOp::Log2:
+      return g / (x * kLn2);
+    case UnaryOp::Log10:
+      return g / (x * kLn10);
+    case UnaryOp::Log1p:
+      return g / (x + 1);
+    case UnaryOp::Sqrt:
+      return g / (y * 2);
+    case UnaryOp::Rsqrt:
+      return g * y * y * y * -0.5;
+    case UnaryOp::Reciprocal:
+      return -g * y * y;
+    case UnaryOp::Sin:
+      return g * cos(x);
+    case UnaryOp::Cos:
+      return -g * sin(x);
+    case UnaryOp::Tan:
+      return g * (y * y + 1);
+    case UnaryOp::Asin:
+      return g * rsqrt(1 - x * x);
+    case UnaryOp::Acos:
+      return -g * rsqrt(1 - x * x);
+    case UnaryOp::Atan:
+      return g / (x * x + 1);
+    case UnaryOp::Sinh:
+      return g * cosh(x);
+    case UnaryOp::Cosh:
+      return g * sinh(x);
+    case UnaryOp::Tanh:
+      return g * (1 - y * y);
+    case UnaryOp::Sigmoid:
+      return g * y * (1 - y);
+    case UnaryOp::LogSigmoid:
+      return g * sigmoid(-x);
+    case UnaryOp::Relu:
+      return where(gt(y, 0), g, 0);
+    case UnaryOp::LeakyRelu:
+      return where(gt(x, 0), g, g * p.a);
+    case UnaryOp::Elu:
+      return where(gt(x, 0), g, g * (y + p.a));
+    case UnaryOp::GeluErf:
+      return g * ((erf(x * 0.7071067811865476) + 1) * 0.5 + x * exp(x * x * -0.5) * kInvSqrt2Pi);
+    case UnaryOp::GeluTanh: {
+      const Tensor t = tanh((x + x * x * x * kGeluC) * kSqrt2OverPi);
+      return g *
+             ((t + 1) * 0.5 + x * (1 - t * t) * (x * x * (3 * kGeluC) + 1) * (0.5 * kSqrt2OverPi));
+    }
+    case UnaryOp::Silu: {
+      const Tensor s = sigmoid(x);
+      return g * s * (x * (1 - s) + 1);
+    }
+    case UnaryOp::Softplus:  // linear past the threshold, as the forward
+      return where(gt(x * p.a, p.b), g, g * sigmoid(x * p.a));
+    case UnaryOp::Mish: {
+      const Tensor t = tanh(softplus(x));
+      return g * (t + x * sigmoid(x) * (1 - t * t));
+    }
+    case UnaryOp::Erf:
+      return g * exp(-x * x) * kTwoOverSqrtPi;
+    case UnaryOp::Erfc:
+      return g * exp(-x * x) * -kTwoOverSqrtPi;
+    case UnaryOp::Clamp:  // inside the bounds (inclusive) the gradient passes
+      return where(logical_and(ge(x, p.a), le(x, p.b)), g, 0);
+    case UnaryOp::NanToNum:
+      return where(isfinite(x), g, 0);
+    default:
+      OX_ASSERT(false, "no vjp for a non-differentiable unary op");
+      return {};
+  }
+}
+
 Tensor unary_op(const Tensor& x, UnaryOp op, const char* name, const UnaryParams& params = {}) {
+  if (autograd::needs_grad({&x})) {
+    Tensor y = autograd::without_grad([&] { return unary_op(x, op, name, params); });
+    // Each rule reads x, y or both; only those are saved.
+    const bool needs_y = op == UnaryOp::Exp || op == UnaryOp::Exp2 || op == UnaryOp::Expm1 ||
+                         op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt || op == UnaryOp::Reciprocal ||
+                         op == UnaryOp::Tan || op == UnaryOp::Tanh || op == UnaryOp::Sigmoid ||
+                         op == UnaryOp::Relu || op == UnaryOp::Elu;
+    const bool needs_x = !needs_y || op == UnaryOp::Elu;
+    if (is_floating(y.dtype()))
+      autograd::record(name, {x}, {y}, {needs_x ? x : Tensor(), needs_y ? y : Tensor()},
+                       [op, params](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                         return std::vector<Tensor>{unary_vjp(op, params, g[0], s[0], s[1])};
+                       });
+    return y;
+  }
   const TensorImpl& xi = ops::impl_of(x, name);
   Tensor src = x;
   DType out_dtype = xi.dtype();
@@ -200,7 +315,7 @@ Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const
   return ox::clamp(*this, min, max);
 }
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
-  return ops::assign_result(*this, ox::clamp(*this, min, max), "clamp_");
+  return ops::assign_result(*this, ox::clamp(ops::inplace_source(*this), min, max), "clamp_");
 }
 
 }  // namespace ox

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/record.h"
 #include "core/dispatch.h"
 #include "oxmera/tensor.h"
 #include "tensor/tensor_impl.h"
@@ -27,7 +28,7 @@ uint64_t reserve(Generator& gen, philox::Kind kind, int64_t numel) {
 }
 
 // Fills `t` (any layout) with a draw, generating into a contiguous buffer when it must.
-void draw_into(Tensor& t, RandomSpec spec, Generator& gen, const char* op) {
+void draw_values(Tensor& t, RandomSpec spec, Generator& gen, const char* op) {
   spec.seed = gen.seed();
   spec.first_block = reserve(gen, spec.kind, t.numel());
   if (t.numel() == 0) return;
@@ -40,6 +41,14 @@ void draw_into(Tensor& t, RandomSpec spec, Generator& gen, const char* op) {
     backend.random(dense.impl()->array(), spec);
     t.copy_(dense);
   }
+}
+
+// Fills `t` in place, as an in-place op for autograd (refused on a leaf that requires grad).
+void draw_into(Tensor& t, RandomSpec spec, Generator& gen, const char* op) {
+  const bool track = autograd::needs_grad({&t});
+  if (track) autograd::check_inplace(t, op);
+  draw_values(t, spec, gen, op);
+  if (track) autograd::overwritten(t);
 }
 
 philox::Kind uniform_kind(DType dt) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "autograd/record.h"
 #include "oxmera/tensor.h"
 #include "tensor/tensor_impl.h"
 
@@ -17,7 +18,9 @@ Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op
 }
 
 Tensor make_view(const Tensor& like, Layout layout) {
-  return Tensor(std::make_shared<TensorImpl>(like.storage(), std::move(layout), like.dtype()));
+  auto impl = std::make_shared<TensorImpl>(like.storage(), std::move(layout), like.dtype());
+  impl->set_view();
+  return Tensor(std::move(impl));
 }
 
 namespace {
@@ -105,63 +108,99 @@ void Tensor::copy_to_host(void* out, DType out_dtype, const char* op, bool expec
 
 // ---- Views --------------------------------------------------------------------------------
 
+namespace {
+
+// A view whose layout is `same_view` of this tensor's, recorded for autograd as a general view.
+template <class F>
+Tensor general_view(const Tensor& base, const char* op, const char* name, F same_view) {
+  OX_CHECK(base.defined(), Value, op, "called on an undefined tensor");
+  Tensor view = make_view(base, same_view(base.layout()));
+  return autograd::record_view(base, std::move(view), name, autograd::ViewKind::General, {},
+                               same_view);
+}
+
+}  // namespace
+
 Tensor Tensor::view(const Shape& new_shape) const {
   const Layout& l = checked("view").layout();
   const Shape target = infer_shape(new_shape, l.numel(), "view");
   std::optional<Layout> viewed = l.view(target);
   OX_CHECK(viewed, Shape, "view", "cannot view shape ", l.shape, " with strides ", l.strides,
            " as ", target, " without copying; use reshape()");
-  return make_view(*this, *std::move(viewed));
+  return autograd::record_view(*this, make_view(*this, *std::move(viewed)), "ViewBackward",
+                               autograd::ViewKind::Reshape);
 }
 
 Tensor Tensor::reshape(const Shape& new_shape) const {
   const Layout& l = checked("reshape").layout();
   const Shape target = infer_shape(new_shape, l.numel(), "reshape");
-  if (std::optional<Layout> viewed = l.view(target)) return make_view(*this, *std::move(viewed));
+  if (std::optional<Layout> viewed = l.view(target))
+    return autograd::record_view(*this, make_view(*this, *std::move(viewed)), "ReshapeBackward",
+                                 autograd::ViewKind::Reshape);
   return contiguous().view(target);
 }
 
 Tensor Tensor::permute(const Dims& dims) const {
-  return make_view(*this, checked("permute").layout().permute(dims));
+  return autograd::record_view(*this, make_view(*this, checked("permute").layout().permute(dims)),
+                               "PermuteBackward", autograd::ViewKind::Permute, dims);
 }
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
-  return make_view(*this, checked("transpose").layout().transpose(d0, d1));
+  const Layout& l = checked("transpose").layout();
+  Dims dims(size_t(l.dim()));
+  for (int64_t d = 0; d < l.dim(); ++d) dims[size_t(d)] = d;
+  if (l.dim() > 0)
+    std::swap(dims[size_t(wrap_dim(d0, l.dim(), "transpose"))],
+              dims[size_t(wrap_dim(d1, l.dim(), "transpose"))]);
+  return autograd::record_view(*this, make_view(*this, l.transpose(d0, d1)), "TransposeBackward",
+                               autograd::ViewKind::Permute, dims);
 }
 Tensor Tensor::t() const {
   OX_CHECK(dim() <= 2, Shape, "t", "expects a tensor with <= 2 dimensions, got shape ", shape());
   return dim() < 2 ? *this : transpose(0, 1);
 }
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
-  return make_view(*this, checked("narrow").layout().narrow(d, start, length));
+  return general_view(*this, "narrow", "NarrowBackward",
+                      [=](const Layout& l) { return l.narrow(d, start, length); });
 }
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
-  return make_view(*this, checked("slice").layout().slice(d, start, end, step));
+  return general_view(*this, "slice", "SliceBackward",
+                      [=](const Layout& l) { return l.slice(d, start, end, step); });
 }
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  return make_view(*this, checked("select").layout().select(d, index));
+  return general_view(*this, "select", "SelectBackward",
+                      [=](const Layout& l) { return l.select(d, index); });
 }
 Tensor Tensor::expand(const Shape& target) const {
-  return make_view(*this, checked("expand").layout().expand(target));
+  return autograd::record_view(*this, make_view(*this, checked("expand").layout().expand(target)),
+                               "ExpandBackward", autograd::ViewKind::Expand);
 }
 Tensor Tensor::broadcast_to(const Shape& target) const {
   broadcast_shapes(shape(), target, "broadcast_to");  // names both shapes on failure
   return expand(target);
 }
-Tensor Tensor::squeeze() const { return make_view(*this, checked("squeeze").layout().squeeze()); }
+Tensor Tensor::squeeze() const {
+  return autograd::record_view(*this, make_view(*this, checked("squeeze").layout().squeeze()),
+                               "SqueezeBackward", autograd::ViewKind::Reshape);
+}
 Tensor Tensor::squeeze(int64_t d) const {
-  return make_view(*this, checked("squeeze").layout().squeeze(d));
+  return autograd::record_view(*this, make_view(*this, checked("squeeze").layout().squeeze(d)),
+                               "SqueezeBackward", autograd::ViewKind::Reshape);
 }
 Tensor Tensor::unsqueeze(int64_t d) const {
-  return make_view(*this, checked("unsqueeze").layout().unsqueeze(d));
+  return autograd::record_view(*this, make_view(*this, checked("unsqueeze").layout().unsqueeze(d)),
+                               "UnsqueezeBackward", autograd::ViewKind::Reshape);
 }
 Tensor Tensor::flip(const Dims& dims) const {
-  return make_view(*this, checked("flip").layout().flip(dims));
+  return autograd::record_view(*this, make_view(*this, checked("flip").layout().flip(dims)),
+                               "FlipBackward", autograd::ViewKind::Flip, dims);
 }
 Tensor Tensor::diagonal(int64_t offset, int64_t d0, int64_t d1) const {
-  return make_view(*this, checked("diagonal").layout().diagonal(offset, d0, d1));
+  return general_view(*this, "diagonal", "DiagonalBackward",
+                      [=](const Layout& l) { return l.diagonal(offset, d0, d1); });
 }
 Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const {
-  return make_view(*this, checked("unfold").layout().unfold(d, size, step));
+  return general_view(*this, "unfold", "UnfoldBackward",
+                      [=](const Layout& l) { return l.unfold(d, size, step); });
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
@@ -202,7 +241,7 @@ Tensor Tensor::as_strided(const Shape& new_shape, const Strides& new_strides,
              new_strides, " and offset ", l.offset, " reach elements ", lo, " to ", hi,
              " of a storage holding ", capacity);
   }
-  return make_view(*this, std::move(l));
+  return autograd::record_as_strided(*this, make_view(*this, std::move(l)));
 }
 
 Tensor Tensor::detach() const {
@@ -220,6 +259,11 @@ Tensor Tensor::clone() const {
   const TensorImpl& impl = checked("clone");
   Tensor out = make_empty(impl.layout().shape, impl.dtype(), impl.device(), "clone");
   copy_between(*out.impl(), impl, "clone");
+  if (autograd::needs_grad({this}))
+    autograd::record("CloneBackward", {*this}, {out}, {},
+                     [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+                       return std::vector<Tensor>{g[0]};
+                     });
   return out;
 }
 
@@ -230,6 +274,11 @@ Tensor Tensor::to(Device d, DType dt) const {
   if (d == impl.device() && dt == impl.dtype()) return *this;
   Tensor out = make_empty(impl.layout().shape, dt, d, "to");
   copy_between(*out.impl(), impl, "to");
+  if (autograd::needs_grad({this}) && is_floating(dt))  // the node casts the gradient back
+    autograd::record("ToCopyBackward", {*this}, {out}, {},
+                     [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+                       return std::vector<Tensor>{g[0]};
+                     });
   return out;
 }
 
@@ -242,10 +291,18 @@ Tensor& Tensor::copy_(const Tensor& src) {
   const Shape& target = dst.layout().shape;
   OX_CHECK(broadcast_shapes(src.shape(), target, "copy_") == target, Shape, "copy_",
            "source of shape ", src.shape(), " cannot be broadcast to destination shape ", target);
+  const bool track = autograd::needs_grad({this, &src});
+  if (track) autograd::check_inplace(*this, "copy_");
   Tensor source = src.expand(target);
   if (may_overlap(dst, *source.impl())) source = source.clone();
   copy_between(dst, *source.impl(), "copy_");
   dst.storage()->bump_version();
+  // This tensor's history is now src's (reduced back to src's shape and dtype).
+  if (track)
+    autograd::record("CopyBackward", {src.is_same_storage(*this) ? src.detach() : src}, {*this}, {},
+                     [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+                       return std::vector<Tensor>{g[0]};
+                     });
   return *this;
 }
 
@@ -255,8 +312,11 @@ Tensor& Tensor::fill_(const Scalar& value) {
            impl.layout().shape, " has elements sharing memory (an expanded tensor)");
   OX_CHECK(scalar_fits(value, impl.dtype()), Value, "fill_", "value ", value,
            " cannot be converted to ", impl.dtype(), " without overflow");
+  const bool track = autograd::needs_grad({this});
+  if (track) autograd::check_inplace(*this, "fill_");
   backend_for(impl.device(), "fill_").fill(impl.array(), value);
   impl.storage()->bump_version();
+  if (track) autograd::overwritten(*this);
   return *this;
 }
 

@@ -10,6 +10,20 @@
 
 namespace ox {
 
+namespace autograd {
+struct HookList;
+}
+
+// What autograd keeps on a tensor (allocated when it first requires grad).
+struct AutogradMeta {
+  bool requires_grad = false;
+  Tensor grad;
+  std::shared_ptr<autograd::Node> grad_fn;    // null for a leaf
+  uint32_t output_nr = 0;                     // which output of grad_fn this tensor is
+  std::weak_ptr<autograd::Node> accumulator;  // a leaf's AccumulateGrad node, while a graph uses it
+  std::shared_ptr<autograd::HookList> hooks;
+};
+
 class TensorImpl {
  public:
   TensorImpl(std::shared_ptr<Storage> storage, Layout layout, DType dtype)
@@ -26,10 +40,23 @@ class TensorImpl {
   }
   StridedArray array() const { return {data(), layout_.shape, layout_.strides, dtype_, device()}; }
 
+  // Made by a view op (shares its storage with the tensor it was made from).
+  bool is_view() const { return is_view_; }
+  void set_view() { is_view_ = true; }
+
+  // Null until autograd first touches this tensor.
+  AutogradMeta* autograd() const { return autograd_.get(); }
+  AutogradMeta& autograd_meta() {
+    if (!autograd_) autograd_ = std::make_unique<AutogradMeta>();
+    return *autograd_;
+  }
+
  private:
   std::shared_ptr<Storage> storage_;
   Layout layout_;
   DType dtype_;
+  std::unique_ptr<AutogradMeta> autograd_;
+  bool is_view_ = false;
 };
 
 // A new, uninitialised contiguous tensor; checks element and byte counts before allocating.

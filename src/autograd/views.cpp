@@ -1,0 +1,99 @@
+// Gradients through views: a view's gradient goes back to the elements of the base it reads.
+// Reshapes, permutes, expands and flips have direct rules; any other layout maps each view
+// element to its base element through an index tensor and adds the gradients there
+// (index_add), which also sums elements read more than once.
+
+#include "autograd/record.h"
+#include "oxmera/indexing.h"
+#include "oxmera/ops.h"
+
+namespace ox::autograd {
+
+namespace {
+
+// grad of base from grad of view, where positions[v] is the base's logical index (row-major)
+// of view element v, or -1 for none.
+Tensor scatter_back(const Tensor& g, const Tensor& positions, const Shape& base_shape) {
+  const Tensor flat_positions = positions.reshape({-1});
+  Tensor flat_g = g.reshape({-1});
+  const Tensor outside = ox::lt(flat_positions, 0);
+  Tensor index = flat_positions;
+  if (ox::any(outside).item<bool>()) {
+    index = ox::where(outside, 0, flat_positions);
+    flat_g = ox::where(outside, 0, flat_g);
+  }
+  const Tensor zeros = ox::zeros({checked_numel(base_shape, "view backward")},
+                                 {.dtype = g.dtype(), .device = g.device()});
+  return ox::index_add(zeros, 0, index, flat_g).reshape(base_shape);
+}
+
+}  // namespace
+
+Tensor record_view(const Tensor& base, Tensor view, const char* name, ViewKind kind, Dims dims,
+                   std::function<Layout(const Layout&)> same_view) {
+  if (!needs_grad({&base})) return view;
+  const Shape base_shape = base.shape();
+  VjpFn vjp;
+  switch (kind) {
+    case ViewKind::Reshape:
+      vjp = [base_shape](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{g[0].reshape(base_shape)};
+      };
+      break;
+    case ViewKind::Permute:
+      vjp = [dims](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        Dims inverse(dims.size());
+        for (size_t i = 0; i < dims.size(); ++i)
+          inverse[size_t(wrap_dim(dims[i], int64_t(dims.size()), "permute"))] = int64_t(i);
+        return std::vector<Tensor>{g[0].permute(inverse)};
+      };
+      break;
+    case ViewKind::Expand:  // the node sums the gradient back to the base's shape
+      vjp = [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{g[0]};
+      };
+      break;
+    case ViewKind::Flip:
+      vjp = [dims](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{g[0].flip(dims)};
+      };
+      break;
+    case ViewKind::General:
+      vjp = [base_shape, same_view](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        // The same view of a tensor holding each base element's logical index.
+        const Tensor index =
+            ox::arange(checked_numel(base_shape, "view backward"), {.device = g[0].device()})
+                .reshape(base_shape);
+        const Tensor positions = Tensor(std::make_shared<TensorImpl>(
+            index.storage(), same_view(index.layout()), index.dtype()));
+        return std::vector<Tensor>{scatter_back(g[0], positions, base_shape)};
+      };
+      break;
+  }
+  record(name, {base}, {view}, {}, std::move(vjp));
+  return view;
+}
+
+Tensor record_as_strided(const Tensor& base, Tensor view) {
+  if (!needs_grad({&base})) return view;
+  const Shape base_shape = base.shape();
+  const Layout base_layout = base.layout(), view_layout = view.layout();
+  const int64_t storage_elems = int64_t(base.storage()->nbytes() / dtype_size(base.dtype()));
+  record("AsStridedBackward", {base}, {view}, {},
+         [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+           // Storage position -> the base's logical index there (-1: not in the base).
+           const TensorOptions i64{.dtype = kI64, .device = g[0].device()};
+           const Tensor storage = ox::arange(storage_elems, i64);
+           auto at = [&](const Layout& l) {
+             return Tensor(std::make_shared<TensorImpl>(storage.storage(), l, kI64));
+           };
+           Tensor owner = ox::full({storage_elems}, -1, i64);
+           owner.index_put_({at(base_layout).reshape({-1})},
+                            ox::arange(checked_numel(base_shape, "as_strided backward"), i64));
+           const Tensor positions = ox::index_select(owner, 0, at(view_layout).reshape({-1}));
+           return std::vector<Tensor>{scatter_back(g[0], positions, base_shape)};
+         });
+  return view;
+}
+
+}  // namespace ox::autograd
