@@ -22,6 +22,9 @@ inline constexpr int64_t kVec = int64_t{1} << 24;  // add16M, sum16M
 inline constexpr int64_t kSquare = 4096;           // add16M_bcast, sum_rows, transpose_copy
 inline constexpr int64_t kSoftmaxRows = 4096, kSoftmaxCols = 1024;
 inline constexpr int64_t kSmallNumel = 8, kSmallCalls = 10000;
+// backward_overhead: a chain of kChainOps elementwise ops on kSmallNumel elements, forward and
+// backward, so the figure is the framework's per-op cost of recording and running the graph.
+inline constexpr int64_t kChainOps = 1000;
 
 // How long a workload is timed. Warm-up and timed runs each stop at their count or once their
 // share of budget_s is spent, but never before one warm-up and min_reps timed runs, so a slow

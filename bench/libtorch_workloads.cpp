@@ -75,6 +75,16 @@ Timing transpose_copy() {
   return median_seconds([&] { keep(x.t().contiguous()); });
 }
 
+Timing backward_overhead() {
+  torch::Tensor x = host({kSmallNumel}, kSeedA).requires_grad_();
+  const double chain = median_seconds([&] {
+    torch::Tensor y = x;
+    for (int64_t i = 0; i < kChainOps; i += 2) y = (y * 1.0001) + 0.0001;
+    y.sum().backward();
+  });
+  return chain / double(kChainOps);
+}
+
 const std::map<std::string_view, std::function<Timing()>>& rows() {
   static const std::map<std::string_view, std::function<Timing()>> table = {
       {"sgemm256", [] { return sgemm(256); }},
@@ -88,6 +98,7 @@ const std::map<std::string_view, std::function<Timing()>>& rows() {
       {"softmax", softmax},
       {"small_add", small_add},
       {"transpose_copy", transpose_copy},
+      {"backward_overhead", backward_overhead},
   };
   return table;
 }

@@ -66,6 +66,7 @@ const Spec kSpecs[] = {
     {"softmax", "ms", false, 1e3},
     {"small_add", "µs/op", false, 1e6},
     {"transpose_copy", "GB/s", true, (8.0 * kSq) * kGiga},
+    {"backward_overhead", "µs/op", false, 1e6},
 };
 
 struct Result {
@@ -218,21 +219,21 @@ int main(int argc, char** argv) {
     // Interleaved per row, so load from other processes hits both frameworks alike.
     r.oxmera = figure(spec, oxmera_seconds(spec.id));
     r.libtorch = figure(spec, libtorch_seconds(spec.id));
-    std::printf("  %-15s oxmera %-10s LibTorch %-10s %s\n", spec.id, fmt(r.oxmera, "n/a").c_str(),
+    std::printf("  %-17s oxmera %-10s LibTorch %-10s %s\n", spec.id, fmt(r.oxmera, "n/a").c_str(),
                 fmt(r.libtorch, "n/a").c_str(), spec.unit);
     std::fflush(stdout);
     results.push_back(r);
   }
 
-  std::printf("\n%-15s | %-24s | %-10s | %-7s | %s\n", "workload", "oxmera", "LibTorch", "unit",
+  std::printf("\n%-17s | %-24s | %-10s | %-7s | %s\n", "workload", "oxmera", "LibTorch", "unit",
               "ratio");
-  std::printf("%s\n", std::string(76, '-').c_str());
+  std::printf("%s\n", std::string(78, '-').c_str());
   for (const Result& r : results) {
-    std::printf("%-15s | %-24s | %-10s | %s | %s\n", r.spec->id,
+    std::printf("%-17s | %-24s | %-10s | %s | %s\n", r.spec->id,
                 fmt(r.oxmera, "n/a (not yet in oxmera)").c_str(), fmt(r.libtorch, "n/a").c_str(),
                 pad(r.spec->unit, 7).c_str(), fmt(r.ratio(), "-").c_str());
   }
-  std::printf("%s\n", std::string(76, '-').c_str());
+  std::printf("%s\n", std::string(78, '-').c_str());
   std::printf(
       "ratio > 1: oxmera better (throughputs: oxmera / LibTorch; times: LibTorch / oxmera)\n");
   std::printf("machine: %s, %d threads, FMA peak %.1f GFLOP/s (f32), triad %.1f GB/s\n",

@@ -204,5 +204,10 @@ GradcheckResult gradcheck(const DifferentiableFn& fn, const std::vector<Tensor>&
 GradcheckResult gradgradcheck(const DifferentiableFn& fn, const std::vector<Tensor>& inputs,
                               GradcheckOptions options = {});
 
+// The ops with a vjp rule, by the name of the node they record (what grad_fn()->name() reads),
+// sorted. Composites (pad, repeat, einsum, dropout, ...) record the ops they are written with.
+// Builds with OXMERA_SANITIZE check that every op node recorded is listed here.
+const std::vector<std::string>& differentiable_ops();
+
 }  // namespace autograd
 }  // namespace ox

@@ -1,6 +1,7 @@
 // Graph nodes: op nodes with saved tensors, leaf accumulators, grad mode, and the autograd
 // methods of Tensor.
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <string>
@@ -215,8 +216,12 @@ Edge gradient_edge(const Tensor& t) {
   return {};
 }
 
-void record(const char* name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            const std::vector<Tensor>& saved, VjpFn vjp) {
+namespace {
+
+// record without the registry check: custom functions and internal bookkeeping nodes.
+void record_unlisted(const char* name, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor>& outputs, const std::vector<Tensor>& saved,
+                     VjpFn vjp) {
   auto node = std::make_shared<FunctionNode>(name, std::move(vjp));
   node->sequence_nr_ = g_sequence.fetch_add(1);
   for (const Tensor& in : inputs) {
@@ -240,6 +245,20 @@ void record(const char* name, const std::vector<Tensor>& inputs, const std::vect
     meta.output_nr = uint32_t(i);
     meta.requires_grad = true;
   }
+}
+
+}  // namespace
+
+void record(const char* name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+            const std::vector<Tensor>& saved, VjpFn vjp) {
+#ifdef OXMERA_CHECK_OP_REGISTRY
+  const std::string node = FunctionNode::node_name(name);
+  const std::vector<std::string>& listed = differentiable_ops();
+  OX_CHECK(std::binary_search(listed.begin(), listed.end(), node), Internal, name,
+           "records the node ", node, ", which ox::autograd::differentiable_ops() does not list ",
+           "(src/autograd/op_list.cpp)");
+#endif
+  record_unlisted(name, inputs, outputs, saved, std::move(vjp));
 }
 
 Tensor sum_to(const Tensor& g, const Shape& shape) {
@@ -266,7 +285,7 @@ void check_inplace(const Tensor& self, const char* op) {
 
 void overwritten(const Tensor& self) {
   if (!is_grad_enabled() || self.is_leaf()) return;
-  record(
+  record_unlisted(
       "OverwriteBackward", {}, {self}, {},
       [](const std::vector<Tensor>&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; });
 }
@@ -301,20 +320,21 @@ std::vector<Tensor> apply_function(const std::string& name, const std::vector<Te
   const std::string label = name + "Backward";
   const std::vector<Tensor> to_save = ctx->to_save_;
   ctx->to_save_.clear();
-  record(label.c_str(), inputs, outs, to_save,
-         [ctx, bwd, input_positions, num_arguments, n = to_save.size()](
-             const std::vector<Tensor>& grads, const std::vector<Tensor>& saved) {
-           ctx->unpack_ = [&saved] { return saved; };
-           std::vector<Tensor> per_argument = bwd(ctx.get(), grads);
-           ctx->unpack_ = nullptr;
-           OX_CHECK(int64_t(per_argument.size()) == num_arguments, Value, "custom Function",
-                    "backward returned ", per_argument.size(), " gradients for ", num_arguments,
-                    " forward arguments");
-           std::vector<Tensor> per_input;
-           for (int64_t pos : input_positions) per_input.push_back(per_argument[size_t(pos)]);
-           (void)n;
-           return per_input;
-         });
+  record_unlisted(label.c_str(), inputs, outs, to_save,
+                  [ctx, bwd, input_positions, num_arguments, n = to_save.size()](
+                      const std::vector<Tensor>& grads, const std::vector<Tensor>& saved) {
+                    ctx->unpack_ = [&saved] { return saved; };
+                    std::vector<Tensor> per_argument = bwd(ctx.get(), grads);
+                    ctx->unpack_ = nullptr;
+                    OX_CHECK(int64_t(per_argument.size()) == num_arguments, Value,
+                             "custom Function", "backward returned ", per_argument.size(),
+                             " gradients for ", num_arguments, " forward arguments");
+                    std::vector<Tensor> per_input;
+                    for (int64_t pos : input_positions)
+                      per_input.push_back(per_argument[size_t(pos)]);
+                    (void)n;
+                    return per_input;
+                  });
   return outs;
 }
 

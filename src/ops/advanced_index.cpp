@@ -3,9 +3,14 @@
 // indices left then drive one gather or scatter laid out as PyTorch's advanced indexing: the
 // index tensors broadcast to one shape B, which takes the place of the indexed dims when they
 // are adjacent and goes first when they are not.
+//
+// Autograd: the views record themselves; the gather and an out-of-place scatter record, each
+// one's vjp being the other (gather_recorded, put_recorded). In-place writes under autograd
+// rewrite the whole tensor out of place through the flat positions written.
 
 #include <string>
 
+#include "autograd/record.h"
 #include "ops/index_util.h"
 #include "oxmera/indexing.h"
 
@@ -246,6 +251,64 @@ std::vector<DimIndex> listed(const Tensor& x, const std::vector<Tensor>& indices
   return out;
 }
 
+// ---- Autograd ------------------------------------------------------------------------------
+// advanced_gather and an out-of-place advanced_scatter, recorded: each one's vjp is the other.
+
+Tensor put_recorded(const Tensor& x, const std::vector<DimIndex>& indices, const Tensor& values,
+                    bool accumulate, const char* op);
+
+// src[indices]; its gradient is a zero tensor with the gradient put back (accumulating repeats).
+Tensor gather_recorded(const Tensor& src, const std::vector<DimIndex>& indices, const char* op) {
+  if (!autograd::needs_grad({&src})) return advanced_gather(src, indices, op);
+  Tensor out = autograd::without_grad([&] { return advanced_gather(src, indices, op); });
+  autograd::record(
+      "index", {src}, {out}, {},
+      [indices, shape = src.shape(), op](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        const Tensor z = zeros(shape, {.dtype = g[0].dtype(), .device = g[0].device()});
+        return std::vector<Tensor>{put_recorded(z, indices, g[0], true, op)};
+      });
+  return out;
+}
+
+// A copy of x with x[indices] = values (or += with accumulate); values has x's dtype. Gradients:
+// x's is g with the written elements zeroed (g itself with accumulate), values' is g[indices]
+// (summed back over the dims values was broadcast along).
+Tensor put_recorded(const Tensor& x, const std::vector<DimIndex>& indices, const Tensor& values,
+                    bool accumulate, const char* op) {
+  auto forward = [&] {
+    Tensor out = x.clone();
+    advanced_scatter(out, indices, values, accumulate, op);
+    return out;
+  };
+  if (!autograd::needs_grad({&x, &values})) return forward();
+  Tensor out = autograd::without_grad(forward);
+  autograd::record(
+      "index_put", {x, values}, {out}, {},
+      [indices, accumulate, op](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        const Tensor& gx = g[0];
+        const Tensor zero = zeros({}, {.dtype = gx.dtype(), .device = gx.device()});
+        return std::vector<Tensor>{accumulate ? gx : put_recorded(gx, indices, zero, false, op),
+                                   gather_recorded(gx, indices, op)};
+      });
+  return out;
+}
+
+// Tensor::index_put_ while autograd records: x's element positions indexed like x give the
+// flat positions written, and the whole of x is rewritten out of place through them.
+Tensor& index_put_recorded(Tensor& x, const std::vector<TensorIndex>& items, const Tensor& value,
+                           const char* op) {
+  autograd::check_inplace(x, op);
+  const Tensor positions =
+      arange(x.numel(), {.dtype = kI64, .device = x.device()}).reshape(x.shape());
+  const Sliced s = apply_basic(positions, items, op);
+  const Tensor at = s.indices.empty() ? s.view : advanced_gather(s.view, s.indices, op);
+  OX_CHECK(broadcasts_to(value.shape(), at.shape()), Shape, op, "value of shape ", value.shape(),
+           " cannot be broadcast to the indexed shape ", at.shape());
+  const Tensor v = value.to(x.dtype()).expand(at.shape()).reshape({-1});
+  const Tensor out = put_recorded(x.reshape({-1}), {{0, at.reshape({-1})}}, v, false, op);
+  return ops::assign_result(x, out.reshape(x.shape()), op);
+}
+
 }  // namespace
 
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
@@ -254,7 +317,7 @@ Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
 
 Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
   const Sliced s = apply_basic(*this, indices, "index");
-  return s.indices.empty() ? s.view : advanced_gather(s.view, s.indices, "index");
+  return s.indices.empty() ? s.view : gather_recorded(s.view, s.indices, "index");
 }
 
 Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value) {
@@ -267,8 +330,13 @@ Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Sca
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& value) {
   const char* op = "index_put_";
-  const Sliced s = apply_basic(*this, indices, op);
   ops::impl_of(value, op);
+  if (autograd::needs_grad({this, &value})) {
+    ops::common_device(op, {this, &value});
+    ops::check_writable(*this, op);
+    return index_put_recorded(*this, indices, value, op);
+  }
+  const Sliced s = apply_basic(*this, indices, op);
   ops::common_device(op, {this, &value});
   ops::check_writable(s.view, op);
   if (s.indices.empty()) {
@@ -284,6 +352,12 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Scalar& value) {
   const char* op = "index_put_";
+  if (autograd::needs_grad({this})) {
+    ops::check_writable(*this, op);
+    OX_CHECK(scalar_fits(value, dtype()), Value, op, "value ", value, " cannot be converted to ",
+             dtype(), " without overflow");
+    return index_put_recorded(*this, indices, ops::scalar_operand(value, dtype(), device()), op);
+  }
   const Sliced s = apply_basic(*this, indices, op);
   ops::check_writable(s.view, op);
   if (s.indices.empty()) {
@@ -305,15 +379,25 @@ Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& 
   ops::common_device(op, {&x, &values});
   OX_CHECK(values.dtype() == x.dtype(), DType, op, "values of dtype ", values.dtype(),
            " must have the tensor's dtype ", x.dtype());
-  advanced_scatter(x, listed(x, indices, op), values, accumulate, op);
+  const std::vector<DimIndex> listing = listed(x, indices, op);
+  if (autograd::needs_grad({&x, &values})) {
+    ops::check_writable(x, op);
+    autograd::check_inplace(x, op);
+    return ops::assign_result(x, put_recorded(x.clone(), listing, values, accumulate, op), op);
+  }
+  advanced_scatter(x, listing, values, accumulate, op);
   return x;
 }
 
 Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values,
                  bool accumulate) {
-  ops::impl_of(x, "index_put");
-  Tensor out = x.clone();
-  return index_put_(out, indices, values, accumulate);
+  const char* op = "index_put";
+  ops::impl_of(x, op);
+  ops::impl_of(values, op);
+  ops::common_device(op, {&x, &values});
+  OX_CHECK(values.dtype() == x.dtype(), DType, op, "values of dtype ", values.dtype(),
+           " must have the tensor's dtype ", x.dtype());
+  return put_recorded(x, listed(x, indices, op), values, accumulate, op);
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
@@ -326,7 +410,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   if (shape.empty())  // both 0-d: zero or one element
     return mask.item<bool>() ? x.reshape({1}).clone()
                              : empty({0}, {.dtype = x.dtype(), .device = x.device()});
-  return advanced_gather(x.expand(shape), {{0, mask.expand(shape)}}, op);
+  return gather_recorded(x.expand(shape), {{0, mask.expand(shape)}}, op);
 }
 
 }  // namespace ox

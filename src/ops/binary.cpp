@@ -72,19 +72,12 @@ Device device_of(const TensorOrScalar& a, const TensorOrScalar& b, const char* n
 
 bool half_type(DType dt) { return dt == kF16 || dt == kBF16; }
 
-// Gradients of a op b for both operands (undefined for a scalar), from g, the operands and the
-// result, in public ops. The node sums them back to each operand's shape and dtype.
+// Gradients of a op b for both operands, from g, the operands and the result, in public ops
+// (add, sub, mul and div are handled where they are recorded, with scalars kept as scalars). The
+// node sums them back to each operand's shape and dtype.
 std::vector<Tensor> binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, const Tensor& b,
-                               const Tensor& out, const Scalar& alpha) {
+                               const Tensor& out) {
   switch (op) {
-    case BinaryOp::Add:
-      return {g, mul(g, alpha)};
-    case BinaryOp::Sub:
-      return {g, mul(g, -alpha.to_double())};
-    case BinaryOp::Mul:
-      return {mul(g, b), mul(g, a)};
-    case BinaryOp::Div:
-      return {div(g, b), neg(div(mul(g, out), b))};
     case BinaryOp::FloorDiv:
     case BinaryOp::TruncDiv:  // piecewise constant
       return {zeros_like(g), zeros_like(g)};
@@ -137,17 +130,42 @@ Tensor binary_op_recorded(const TensorOrScalar& a, const TensorOrScalar& b, Bina
   // otherwise fail their backward needlessly).
   const bool keep_out = op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Hypot ||
                         op == BinaryOp::LogAddExp;
-  autograd::record(name, {ta, tb}, {out}, {ta, tb, keep_out ? out : Tensor()},
-                   [op, alpha, sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-                     // A scalar operand as a 0-d tensor of the result's dtype.
-                     const TensorOptions like{.dtype = g[0].dtype(), .device = g[0].device()};
-                     const Tensor x = sa ? full({}, *sa, like) : s[0];
-                     const Tensor y = sb ? full({}, *sb, like) : s[1];
-                     std::vector<Tensor> d = binary_vjp(op, g[0], x, y, s[2], alpha);
-                     if (sa) d[0] = Tensor();
-                     if (sb) d[1] = Tensor();
-                     return d;
-                   });
+  autograd::record(
+      name, {ta, tb}, {out}, {ta, tb, keep_out ? out : Tensor()},
+      [op, alpha, sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+        // The common arithmetic directly, scalars as scalars and no work for a
+        // scalar operand's gradient.
+        const auto operand = [&](const std::optional<Scalar>& v, const Tensor& t) {
+          return v ? TensorOrScalar(*v) : TensorOrScalar(t);
+        };
+        const bool unit = alpha.to_double() == 1.0;
+        switch (op) {
+          case BinaryOp::Add:
+          case BinaryOp::Sub: {
+            const double scale = op == BinaryOp::Sub ? -alpha.to_double() : alpha.to_double();
+            return std::vector<Tensor>{
+                sa ? Tensor() : g[0],
+                sb ? Tensor() : (unit && op == BinaryOp::Add ? g[0] : mul(g[0], scale))};
+          }
+          case BinaryOp::Mul:
+            return std::vector<Tensor>{sa ? Tensor() : mul(g[0], operand(sb, s[1])),
+                                       sb ? Tensor() : mul(g[0], operand(sa, s[0]))};
+          case BinaryOp::Div:
+            return std::vector<Tensor>{
+                sa ? Tensor() : div(g[0], operand(sb, s[1])),
+                sb ? Tensor() : neg(div(mul(g[0], s[2]), operand(sb, s[1])))};
+          default:
+            break;
+        }
+        // A scalar operand as a 0-d tensor of the result's dtype.
+        const TensorOptions like{.dtype = g[0].dtype(), .device = g[0].device()};
+        const Tensor x = sa ? full({}, *sa, like) : s[0];
+        const Tensor y = sb ? full({}, *sb, like) : s[1];
+        std::vector<Tensor> d = binary_vjp(op, g[0], x, y, s[2]);
+        if (sa) d[0] = Tensor();
+        if (sb) d[1] = Tensor();
+        return d;
+      });
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 
+#include "autograd/record.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -318,6 +319,24 @@ Tensor conv2d_checked(const Tensor& input, const Tensor& weight, const Tensor& b
   const Resolved r = resolve(options, weight.size(2), weight.size(3), op);
   const Geometry g = geometry(x.shape(), weight.shape(), r, op);
   check_bias(bias, g.O, op);
+  if (autograd::needs_grad({&input, &weight, &bias})) {
+    // conv2d is linear in each argument; its gradients are the two gradient ops (which have
+    // rules of their own, so this differentiates again) and the bias's channel sums.
+    Tensor out = autograd::without_grad([&] {
+      const Tensor o4 = conv_forward(x, weight, bias, g, op);
+      return input.dim() == 3 ? o4.squeeze(0) : o4;
+    });
+    autograd::record(op, {input, weight, bias}, {out}, {input, weight},
+                     [options, has_bias = bias.defined()](const std::vector<Tensor>& grads,
+                                                          const std::vector<Tensor>& s) {
+                       const Tensor &go = grads[0], &in = s[0], &w = s[1];
+                       const Dims channel_sums = in.dim() == 3 ? Dims{1, 2} : Dims{0, 2, 3};
+                       return std::vector<Tensor>{conv2d_input_grad(in.shape(), w, go, options),
+                                                  conv2d_weight_grad(in, w.shape(), go, options),
+                                                  has_bias ? sum(go, channel_sums) : Tensor()};
+                     });
+    return out;
+  }
   const Tensor out = conv_forward(x, weight, bias, g, op);
   return input.dim() == 3 ? out.squeeze(0) : out;
 }
@@ -377,6 +396,20 @@ Tensor conv2d_input_grad(const Shape& input_shape, const Tensor& weight, const T
   OX_CHECK(go.shape() == Shape({g.N, g.O, g.Ho, g.Wo}), Shape, op, "grad_output of shape ",
            grad_output.shape(), " does not match the output ", Shape({g.N, g.O, g.Ho, g.Wo}),
            " of input ", input_shape, " and weight ", weight.shape());
+  if (autograd::needs_grad({&weight, &grad_output})) {
+    // Bilinear in (weight, grad_output): <c, input_grad(w, go)> = <conv2d(c, w), go>.
+    Tensor gi = autograd::without_grad([&] {
+      const Tensor gi4 = conv_input_grad(go, weight, g, weight.dtype(), weight.device(), op);
+      return input_shape.size() == 3 ? gi4.squeeze(0) : gi4;
+    });
+    autograd::record(op, {weight, grad_output}, {gi}, {weight, grad_output},
+                     [options](const std::vector<Tensor>& grads, const std::vector<Tensor>& s) {
+                       const Tensor &c = grads[0], &w = s[0], &go = s[1];
+                       return std::vector<Tensor>{conv2d_weight_grad(c, w.shape(), go, options),
+                                                  conv2d(c, w, Tensor(), options)};
+                     });
+    return gi;
+  }
   const Tensor gi = conv_input_grad(go, weight, g, weight.dtype(), weight.device(), op);
   return input_shape.size() == 3 ? gi.squeeze(0) : gi;
 }
@@ -398,6 +431,17 @@ Tensor conv2d_weight_grad(const Tensor& input, const Shape& weight_shape, const 
   OX_CHECK(go.shape() == Shape({g.N, g.O, g.Ho, g.Wo}), Shape, op, "grad_output of shape ",
            grad_output.shape(), " does not match the output ", Shape({g.N, g.O, g.Ho, g.Wo}),
            " of input ", input.shape(), " and weight ", weight_shape);
+  if (autograd::needs_grad({&input, &grad_output})) {
+    // Bilinear in (input, grad_output): <c, weight_grad(x, go)> = <conv2d(x, c), go>.
+    Tensor gw = autograd::without_grad([&] { return conv_weight_grad(x, go, g, op); });
+    autograd::record(op, {input, grad_output}, {gw}, {input, grad_output},
+                     [options](const std::vector<Tensor>& grads, const std::vector<Tensor>& s) {
+                       const Tensor &c = grads[0], &in = s[0], &go = s[1];
+                       return std::vector<Tensor>{conv2d_input_grad(in.shape(), c, go, options),
+                                                  conv2d(in, c, Tensor(), options)};
+                     });
+    return gw;
+  }
   return conv_weight_grad(x, go, g, op);
 }
 
@@ -441,9 +485,27 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   // The input gradient of a conv2d whose input is this op's output and whose output is x.
   Geometry g{N,  C_out, Hout, Wout, C_in, weight.size(1),
              KH, KW,    G,    H,    W,    {KH, KW, s.h, s.w, p.h, p.w, d.h, d.w}};
-  Tensor out = conv_input_grad(x, weight, g, x.dtype(), x.device(), op);
-  if (bias.defined()) out.add_(bias.reshape({1, C_out, 1, 1}));
-  return input.dim() == 3 ? out.squeeze(0) : out;
+  auto forward = [&] {
+    Tensor out = conv_input_grad(x, weight, g, x.dtype(), x.device(), op);
+    if (bias.defined()) out.add_(bias.reshape({1, C_out, 1, 1}));
+    return input.dim() == 3 ? out.squeeze(0) : out;
+  };
+  if (!autograd::needs_grad({&input, &weight, &bias})) return forward();
+  // The adjoint of conv2d with these options (output_padding only sizes the output): the input
+  // gradient is a conv2d of the upstream gradient, the weight gradient conv2d's weight gradient
+  // with the roles of input and output exchanged.
+  Tensor out = autograd::without_grad(forward);
+  const Conv2dOptions conv{.stride = s, .padding = {p.h, p.w}, .dilation = d, .groups = G};
+  autograd::record(op, {input, weight, bias}, {out}, {input, weight},
+                   [conv, has_bias = bias.defined()](const std::vector<Tensor>& grads,
+                                                     const std::vector<Tensor>& sv) {
+                     const Tensor &c = grads[0], &in = sv[0], &w = sv[1];
+                     const Dims channel_sums = in.dim() == 3 ? Dims{1, 2} : Dims{0, 2, 3};
+                     return std::vector<Tensor>{conv2d(c, w, Tensor(), conv),
+                                                conv2d_weight_grad(c, w.shape(), in, conv),
+                                                has_bias ? sum(c, channel_sums) : Tensor()};
+                   });
+  return out;
 }
 
 }  // namespace ox

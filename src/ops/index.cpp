@@ -3,6 +3,10 @@
 // along the indexed dim, the index stride 0 where it broadcasts) and calls one gather or
 // scatter primitive; no operand is copied. scatter_reduce's "mean" and include_self combine
 // several calls, after every check has passed.
+//
+// Autograd: each out-of-place op computes without recording and records a vjp in public ops
+// (gathers scatter-add back; scatters gather); the in-place forms run their out-of-place form on
+// a copy and write it back, so x's history becomes the result's.
 
 #include <cmath>
 #include <limits>
@@ -61,9 +65,10 @@ void gather_into(const char* op, const StridedArray& dst, const StridedArray& sr
 void scatter_into(const char* op, const Tensor& dest, const StridedArray& dst,
                   const StridedArray& src, const std::vector<IndexArg>& args,
                   ScatterReduce reduce) {
-  OX_CHECK(!autograd::needs_grad({&dest}), Value, op,
-           "writes in place into a tensor that requires grad, which autograd does not record "
-           "yet; compute under ox::NoGradGuard or use the out-of-place op");
+  // The public in-place ops record out of place and write back (inplace_recorded); a raw write
+  // here into a tensor autograd tracks would lose its gradient.
+  OX_CHECK(!autograd::needs_grad({&dest}), Internal, op,
+           "writes in place into a tensor that requires grad without recording it");
   const IndexCheck c = backend_for(dst.device, op).scatter(dst, src, operands(args), reduce);
   if (!c.ok) index_error(op, c, args);
   dest.impl()->storage()->bump_version();
@@ -166,12 +171,58 @@ Tensor copy_for(const Tensor& x, const char* op) {
   return x.clone();
 }
 
+// ---- Autograd helpers ----------------------------------------------------------------------
+
+TensorOptions options_of(const Tensor& t) { return {.dtype = t.dtype(), .device = t.device()}; }
+
+// A gradient for src (of `shape`) from one for its leading region of the index's shape: zeros
+// where src is larger than the index (a scatter reads only that region).
+Tensor grown_to(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  if (shape.empty()) return g.reshape({});
+  const Tensor g1 = ops::at_least_1d(g);
+  Dims pads;
+  for (int64_t i = g1.dim() - 1; i >= 0; --i) {
+    pads.push_back(0);
+    pads.push_back(shape[static_cast<size_t>(i)] - g1.size(i));
+  }
+  return pad(g1, pads);
+}
+
+// The leading region of src that a scatter with an index of `shape` reads (index's shape).
+Tensor leading(const Tensor& src, const Shape& shape) {
+  Tensor s = ops::at_least_1d(src);
+  const Shape want = shape.empty() ? Shape{1} : shape;
+  for (int64_t i = 0; i < s.dim(); ++i)
+    if (s.size(i) != want[static_cast<size_t>(i)]) s = s.narrow(i, 0, want[static_cast<size_t>(i)]);
+  return s.reshape(shape);
+}
+
+// An in-place op under autograd: its out-of-place form on a copy of x (which records the graph),
+// written back into x (whose history becomes the result's).
+template <class F>
+Tensor& inplace_recorded(Tensor& x, const char* op, F&& out_of_place) {
+  ops::impl_of(x, op);
+  ops::check_writable(x, op);
+  autograd::check_inplace(x, op);
+  return ops::assign_result(x, out_of_place(x.clone()), op);
+}
+
 }  // namespace
 
 // ---- Gathers -------------------------------------------------------------------------------
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   const char* op = "gather";
+  if (autograd::needs_grad({&x})) {
+    Tensor out = autograd::without_grad([&] { return gather(x, dim, index); });
+    autograd::record(
+        "gather", {x}, {out}, {index},
+        [dim, shape = x.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+          return std::vector<Tensor>{scatter_add(zeros(shape, options_of(g[0])), dim, s[0], g[0])};
+        });
+    return out;
+  }
   ops::impl_of(x, op);
   ops::check_index_dtype(index, op);
   const Device device = ops::common_device(op, {&x, &index});
@@ -192,6 +243,15 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   const char* op = "index_select";
+  if (autograd::needs_grad({&x})) {
+    Tensor out = autograd::without_grad([&] { return index_select(x, dim, index); });
+    autograd::record(
+        "index_select", {x}, {out}, {index},
+        [dim, shape = x.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+          return std::vector<Tensor>{index_add(zeros(shape, options_of(g[0])), dim, s[0], g[0])};
+        });
+    return out;
+  }
   ops::impl_of(x, op);
   ops::check_index_dtype(index, op);
   const Device device = ops::common_device(op, {&x, &index});
@@ -211,6 +271,18 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 
 Tensor take(const Tensor& x, const Tensor& index) {
   const char* op = "take";
+  if (autograd::needs_grad({&x})) {
+    Tensor out = autograd::without_grad([&] { return take(x, index); });
+    // index_put counts negative indices from the end, as take does.
+    autograd::record(
+        "take", {x}, {out}, {index},
+        [shape = x.shape(), n = x.numel()](const std::vector<Tensor>& g,
+                                           const std::vector<Tensor>& s) {
+          const Tensor flat = zeros({n}, options_of(g[0]));
+          return std::vector<Tensor>{index_put(flat, {s[0]}, g[0], true).reshape(shape)};
+        });
+    return out;
+  }
   ops::impl_of(x, op);
   ops::check_index_dtype(index, op);
   const Device device = ops::common_device(op, {&x, &index});
@@ -226,6 +298,23 @@ Tensor take(const Tensor& x, const Tensor& index) {
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
   const char* op = "embedding";
+  if (autograd::needs_grad({&weight})) {
+    Tensor out = autograd::without_grad([&] { return embedding(weight, indices, padding_idx); });
+    // The rows of g summed into their weight rows; the padding row gets none (as PyTorch).
+    const int64_t num = weight.size(0);
+    std::optional<int64_t> pad_row = padding_idx;
+    if (pad_row && *pad_row < 0) *pad_row += num;
+    autograd::record(
+        "embedding", {weight}, {out}, {indices},
+        [shape = weight.shape(), pad_row](const std::vector<Tensor>& g,
+                                          const std::vector<Tensor>& s) {
+          const Tensor idx = s[0].reshape({-1});
+          Tensor rows = g[0].reshape({-1, shape[1]});
+          if (pad_row) rows = masked_fill(rows, eq(idx, *pad_row).unsqueeze(1), 0);
+          return std::vector<Tensor>{index_add(zeros(shape, options_of(g[0])), 0, idx, rows)};
+        });
+    return out;
+  }
   ops::impl_of(weight, op);
   ops::check_index_dtype(indices, op, "indices");
   const Device device = ops::common_device(op, {&weight, &indices});
@@ -288,28 +377,32 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
 }
 
 // ---- Scatters ------------------------------------------------------------------------------
+// The *_raw forms write into x without recording; the public forms record (out of place) or
+// compute out of place and write back (in place) when autograd needs it.
 
-Tensor& scatter_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+namespace {
+
+Tensor& scatter_src_raw(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   const int64_t d = check_scatter(x, dim, index, &src, "scatter");
   scatter_checked(x, d, index, src, false, ScatterReduce::Assign, "scatter");
   return x;
 }
 
-Tensor& scatter_(Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
+Tensor& scatter_value_raw(Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
   const int64_t d = check_scatter(x, dim, index, nullptr, "scatter");
   scatter_checked(x, d, index, value_tensor(value, x.dtype(), x.device(), "scatter"), true,
                   ScatterReduce::Assign, "scatter");
   return x;
 }
 
-Tensor& scatter_add_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor& scatter_add_raw(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   const int64_t d = check_scatter(x, dim, index, &src, "scatter_add");
   scatter_checked(x, d, index, src, false, ScatterReduce::Sum, "scatter_add");
   return x;
 }
 
-Tensor& scatter_reduce_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
-                        std::string_view reduce, bool include_self) {
+Tensor& scatter_reduce_raw(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
+                           std::string_view reduce, bool include_self) {
   const char* op = "scatter_reduce";
   const int64_t d = check_scatter(x, dim, index, &src, op);
   const bool mean = reduce == "mean";
@@ -342,8 +435,8 @@ Tensor& scatter_reduce_(Tensor& x, int64_t dim, const Tensor& index, const Tenso
   return x;
 }
 
-Tensor& index_add_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
-                   const Scalar& alpha) {
+Tensor& index_add_raw(Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
+                      const Scalar& alpha) {
   const char* op = "index_add";
   ops::impl_of(x, op);
   ops::check_writable(x, op);
@@ -374,27 +467,164 @@ Tensor& index_add_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& so
   return x;
 }
 
+// Gradients of scatter_reduce for x and src (PyTorch's formulas). g: the output's gradient;
+// out: the forward result.
+std::vector<Tensor> scatter_reduce_vjp(const Tensor& g, const Tensor& x, int64_t dim,
+                                       const Tensor& index, const Tensor& src, const Tensor& out,
+                                       const std::string& reduce, bool include_self) {
+  const TensorOptions opt = options_of(g);
+  const Shape& xshape = x.shape();
+  Tensor gx, gs;
+  if (reduce == "sum") {
+    gx = g;
+    gs = gather(g, dim, index);
+  } else if (reduce == "mean") {
+    const Tensor count = scatter_add(zeros(xshape, opt), dim, index, ones(index.shape(), opt));
+    const Tensor n = include_self ? add(count, 1) : masked_fill(count, eq(count, 0), 1);
+    const Tensor gn = div(g, n);
+    gx = include_self ? gn : g;
+    gs = gather(gn, dim, index);
+  } else if (reduce == "amax" || reduce == "amin") {
+    // Split evenly among the elements equal to the result (x's own, and the scattered ones).
+    const Tensor src_hit = eq(leading(src, index.shape()), gather(out, dim, index)).to(g.dtype());
+    const Tensor self_hit =
+        include_self ? eq(x, out).to(g.dtype()) : scatter(ones(xshape, opt), dim, index, 0);
+    Tensor n = add(self_hit, scatter_add(zeros(xshape, opt), dim, index, src_hit));
+    n = masked_fill(n, eq(n, 0), 1);  // NaN results: no element equals them
+    const Tensor gn = div(g, n);
+    gx = mul(gn, self_hit);
+    gs = mul(gather(gn, dim, index), src_hit);
+  } else {  // prod: the products of the other elements, also where an element is zero
+    const Tensor x1 = masked_fill(x, eq(x, 0), 1);
+    gx = div(mul(g, scatter_reduce(x1, dim, index, src, "prod", include_self)), x1);
+    const Tensor s = leading(src, index.shape());
+    const Tensor zero = eq(s, 0);
+    const Tensor zeros_at =
+        gather(scatter_add(zeros(xshape, opt), dim, index, zero.to(g.dtype())), dim, index);
+    const Tensor single = logical_and(zero, eq(zeros_at, 1));
+    const Tensor others =
+        scatter_reduce(x, dim, index, masked_fill(s, single, 1), "prod", include_self);
+    gs = where(single, gather(mul(g, others), dim, index),
+               div(gather(mul(g, out), dim, index), masked_fill(s, zero, 1)));
+  }
+  if (!include_self) gx = scatter(gx, dim, index, 0);
+  return {gx, grown_to(gs, src.shape())};
+}
+
+}  // namespace
+
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (autograd::needs_grad({&x, &src})) {
+    Tensor out = autograd::without_grad([&] { return scatter(x, dim, index, src); });
+    autograd::record(
+        "scatter", {x, src}, {out}, {index},
+        [dim, sshape = src.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+          return std::vector<Tensor>{scatter(g[0], dim, s[0], 0),
+                                     grown_to(gather(g[0], dim, s[0]), sshape)};
+        });
+    return out;
+  }
   Tensor out = copy_for(x, "scatter");
-  return scatter_(out, dim, index, src);
+  return scatter_src_raw(out, dim, index, src);
 }
+
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
+  if (autograd::needs_grad({&x})) {
+    Tensor out = autograd::without_grad([&] { return scatter(x, dim, index, value); });
+    autograd::record("scatter", {x}, {out}, {index},
+                     [dim](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                       return std::vector<Tensor>{scatter(g[0], dim, s[0], 0)};
+                     });
+    return out;
+  }
   Tensor out = copy_for(x, "scatter");
-  return scatter_(out, dim, index, value);
+  return scatter_value_raw(out, dim, index, value);
 }
+
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (autograd::needs_grad({&x, &src})) {
+    Tensor out = autograd::without_grad([&] { return scatter_add(x, dim, index, src); });
+    autograd::record(
+        "scatter_add", {x, src}, {out}, {index},
+        [dim, sshape = src.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+          return std::vector<Tensor>{g[0], grown_to(gather(g[0], dim, s[0]), sshape)};
+        });
+    return out;
+  }
   Tensor out = copy_for(x, "scatter_add");
-  return scatter_add_(out, dim, index, src);
+  return scatter_add_raw(out, dim, index, src);
 }
+
 Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
                       std::string_view reduce, bool include_self) {
+  if (autograd::needs_grad({&x, &src})) {
+    Tensor out = autograd::without_grad(
+        [&] { return scatter_reduce(x, dim, index, src, reduce, include_self); });
+    autograd::record("scatter_reduce", {x, src}, {out}, {index, x, src, out},
+                     [dim, r = std::string(reduce), include_self](const std::vector<Tensor>& g,
+                                                                  const std::vector<Tensor>& s) {
+                       return scatter_reduce_vjp(g[0], s[1], dim, s[0], s[2], s[3], r,
+                                                 include_self);
+                     });
+    return out;
+  }
   Tensor out = copy_for(x, "scatter_reduce");
-  return scatter_reduce_(out, dim, index, src, reduce, include_self);
+  return scatter_reduce_raw(out, dim, index, src, reduce, include_self);
 }
+
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha) {
+  if (autograd::needs_grad({&x, &source})) {
+    Tensor out = autograd::without_grad([&] { return index_add(x, dim, index, source, alpha); });
+    autograd::record("index_add", {x, source}, {out}, {index},
+                     [dim, alpha](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                       Tensor gs = index_select(g[0], dim, s[0]);
+                       if (alpha.to_double() != 1.0) gs = mul(gs, alpha);
+                       return std::vector<Tensor>{g[0], gs};
+                     });
+    return out;
+  }
   Tensor out = copy_for(x, "index_add");
-  return index_add_(out, dim, index, source, alpha);
+  return index_add_raw(out, dim, index, source, alpha);
+}
+
+Tensor& scatter_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (autograd::needs_grad({&x, &src}))
+    return inplace_recorded(x, "scatter_",
+                            [&](const Tensor& base) { return scatter(base, dim, index, src); });
+  return scatter_src_raw(x, dim, index, src);
+}
+
+Tensor& scatter_(Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
+  if (autograd::needs_grad({&x}))
+    return inplace_recorded(x, "scatter_",
+                            [&](const Tensor& base) { return scatter(base, dim, index, value); });
+  return scatter_value_raw(x, dim, index, value);
+}
+
+Tensor& scatter_add_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (autograd::needs_grad({&x, &src}))
+    return inplace_recorded(x, "scatter_add_",
+                            [&](const Tensor& base) { return scatter_add(base, dim, index, src); });
+  return scatter_add_raw(x, dim, index, src);
+}
+
+Tensor& scatter_reduce_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& src,
+                        std::string_view reduce, bool include_self) {
+  if (autograd::needs_grad({&x, &src}))
+    return inplace_recorded(x, "scatter_reduce_", [&](const Tensor& base) {
+      return scatter_reduce(base, dim, index, src, reduce, include_self);
+    });
+  return scatter_reduce_raw(x, dim, index, src, reduce, include_self);
+}
+
+Tensor& index_add_(Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha) {
+  if (autograd::needs_grad({&x, &source}))
+    return inplace_recorded(x, "index_add_", [&](const Tensor& base) {
+      return index_add(base, dim, index, source, alpha);
+    });
+  return index_add_raw(x, dim, index, source, alpha);
 }
 
 }  // namespace ox

@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "autograd/record.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -35,12 +36,26 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     total += t->size(d);
   }
   shape[d] = total;
-  Tensor out = empty(shape, {dtype, first.device()});
-  int64_t offset = 0;
-  for (const Tensor* t : parts) {
-    out.narrow(d, offset, t->size(d)).copy_(*t);
-    offset += t->size(d);
-  }
+  const auto concatenate = [&] {
+    Tensor out = empty(shape, {dtype, first.device()});
+    int64_t offset = 0;
+    for (const Tensor* t : parts) {
+      out.narrow(d, offset, t->size(d)).copy_(*t);
+      offset += t->size(d);
+    }
+    return out;
+  };
+  std::vector<Tensor> inputs;
+  for (const Tensor* t : parts) inputs.push_back(*t);
+  if (!autograd::needs_grad(inputs)) return concatenate();
+  Tensor out = autograd::without_grad(concatenate);
+  std::vector<int64_t> extents;
+  for (const Tensor* t : parts) extents.push_back(t->size(d));
+  // Each input's gradient is its slice of the output's.
+  autograd::record("cat", inputs, {out}, {},
+                   [d, extents](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+                     return split(g[0], extents, d);
+                   });
   return out;
 }
 

@@ -47,6 +47,9 @@ Tensor softmax_backward_impl(const Tensor& grad_out, const Tensor& out, int64_t 
   return d == out.dim() - 1 || out.dim() == 0 ? grad_in : grad_in.transpose(d, -1);
 }
 
+// A contiguous copy of an optional tensor (the kernels read weights and statistics densely).
+Tensor dense(const Tensor& t) { return t.defined() ? t.contiguous() : t; }
+
 // An absent optional tensor as a kernel argument: a null pointer.
 StridedArray optional_array(const Tensor& t, Device device) {
   if (!t.defined()) return {nullptr, {}, {}, kF32, device};
@@ -88,15 +91,15 @@ NormResult norm_forward(const Tensor& x, const Shape& normalized, const Tensor& 
                         const Tensor& bias, double eps, bool rms, const char* name) {
   const RowShape r = check_norm(x, normalized, weight, bias, name);
   OX_CHECK(eps >= 0, Value, name, "eps must be non-negative, got ", eps);
-  const Tensor rows = x.contiguous().view({r.rows, r.n});
+  const Tensor rows = x.contiguous().view({r.rows, r.n}), w = dense(weight), b = dense(bias);
   const TensorOptions stats{stats_dtype(x.dtype()), x.device()};
   Tensor out = empty_like(rows), mean = rms ? Tensor() : empty({r.rows}, stats),
          rstd = empty({r.rows}, stats);
   if (out.numel() > 0)
     backend_for(x.device(), name)
         .layer_norm(out.impl()->array(), optional_array(mean, x.device()), rstd.impl()->array(),
-                    rows.impl()->array(), optional_array(weight, x.device()),
-                    optional_array(bias, x.device()), eps, rms);
+                    rows.impl()->array(), optional_array(w, x.device()),
+                    optional_array(b, x.device()), eps, rms);
   return {out.view(x.shape()), rms ? Tensor() : mean.view(r.stats_shape), rstd.view(r.stats_shape)};
 }
 
@@ -109,17 +112,17 @@ NormGrads norm_backward(const Tensor& grad_out, const Tensor& x, const Shape& no
   OX_CHECK(rstd.defined() && rstd.numel() == r.rows && (rms || mean.defined()), Value, name,
            "needs the mean and rstd saved by the forward pass");
   const Tensor g = grad_out.to(x.dtype()).contiguous().view({r.rows, r.n});
-  const Tensor xr = x.contiguous().view({r.rows, r.n});
+  const Tensor xr = x.contiguous().view({r.rows, r.n}), w = dense(weight);
+  const Tensor mean_rows = rms ? Tensor() : mean.contiguous(), rstd_rows = rstd.contiguous();
   NormGrads grads{empty_like(xr),
                   want_weight ? empty(normalized, {x.dtype(), x.device()}) : Tensor(),
                   want_bias ? empty(normalized, {x.dtype(), x.device()}) : Tensor()};
   if (r.rows > 0 && r.n > 0) {
     backend_for(x.device(), name)
-        .layer_norm_backward(
-            grads.input.impl()->array(), optional_array(grads.weight, x.device()),
-            optional_array(grads.bias, x.device()), g.impl()->array(), xr.impl()->array(),
-            optional_array(rms ? Tensor() : mean.contiguous(), x.device()),
-            rstd.contiguous().impl()->array(), optional_array(weight, x.device()), rms);
+        .layer_norm_backward(grads.input.impl()->array(), optional_array(grads.weight, x.device()),
+                             optional_array(grads.bias, x.device()), g.impl()->array(),
+                             xr.impl()->array(), optional_array(mean_rows, x.device()),
+                             rstd_rows.impl()->array(), optional_array(w, x.device()), rms);
   } else {
     if (grads.weight.defined()) grads.weight.zero_();
     if (grads.bias.defined()) grads.bias.zero_();
@@ -215,8 +218,50 @@ Tensor log_softmax_backward(const Tensor& grad_out, const Tensor& out, int64_t d
   return softmax_backward_impl(grad_out, out, dim, true, "log_softmax_backward");
 }
 
+namespace {
+
+// layer_norm / rms_norm recorded for autograd (inputs x, weight, bias; either may be undefined).
+// First-order gradients come from the fused backward kernel; with create_graph, from the same
+// formulas in public ops (statistics recomputed from x), so they can be differentiated again:
+//   x_hat = (x - mean) * rstd,  gh = g * weight,
+//   dx = rstd * (gh - mean(gh) - x_hat * mean(gh * x_hat))   (rms: no mean terms, x_hat = x * rstd)
+//   dweight = sum(g * x_hat),  dbias = sum(g).
+NormResult norm_recorded(const Tensor& x, const Shape& normalized, const Tensor& weight,
+                         const Tensor& bias, double eps, bool rms, const char* name) {
+  NormResult r = autograd::without_grad(
+      [&] { return norm_forward(x, normalized, weight, bias, eps, rms, name); });
+  const int64_t k = static_cast<int64_t>(normalized.size());
+  autograd::record(name, {x, weight, bias}, {r.out}, {x, weight, r.mean, r.rstd},
+                   [normalized, k, eps, rms, has_w = weight.defined(), has_b = bias.defined()](
+                       const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                     const Tensor &x = s[0], &w = s[1];
+                     if (!is_grad_enabled()) {
+                       const NormGrads d =
+                           rms ? rms_norm_backward(g[0], x, normalized, s[3], w, has_w)
+                               : layer_norm_backward(g[0], x, normalized, s[2], s[3], w, has_w,
+                                                     has_b);
+                       return std::vector<Tensor>{d.input, d.weight, d.bias};
+                     }
+                     Dims dims;
+                     for (int64_t i = -k; i < 0; ++i) dims.push_back(i);
+                     const Tensor centered = rms ? x : x - mean(x, dims, true);
+                     const Tensor rstd = rsqrt(mean(centered * centered, dims, true) + eps);
+                     const Tensor x_hat = centered * rstd;
+                     const Tensor gh = has_w ? g[0] * w : g[0];
+                     Tensor inner = gh - x_hat * mean(gh * x_hat, dims, true);
+                     if (!rms) inner = inner - mean(gh, dims, true);
+                     return std::vector<Tensor>{rstd * inner, has_w ? g[0] * x_hat : Tensor(),
+                                                has_b ? g[0] : Tensor()};
+                   });
+  return r;
+}
+
+}  // namespace
+
 NormResult layer_norm_forward(const Tensor& x, const Shape& normalized, const Tensor& weight,
                               const Tensor& bias, double eps) {
+  if (autograd::needs_grad({&x, &weight, &bias}))
+    return norm_recorded(x, normalized, weight, bias, eps, false, "layer_norm");
   return norm_forward(x, normalized, weight, bias, eps, false, "layer_norm");
 }
 Tensor layer_norm(const Tensor& x, const Shape& normalized, const Tensor& weight,
@@ -233,6 +278,9 @@ NormGrads layer_norm_backward(const Tensor& grad_out, const Tensor& x, const Sha
 NormResult rms_norm_forward(const Tensor& x, const Shape& normalized, const Tensor& weight,
                             std::optional<double> eps) {
   ops::impl_of(x, "rms_norm");
+  if (autograd::needs_grad({&x, &weight}))
+    return norm_recorded(x, normalized, weight, Tensor(), eps.value_or(default_rms_eps(x.dtype())),
+                         true, "rms_norm");
   return norm_forward(x, normalized, weight, Tensor(), eps.value_or(default_rms_eps(x.dtype())),
                       true, "rms_norm");
 }
@@ -246,8 +294,73 @@ NormGrads rms_norm_backward(const Tensor& grad_out, const Tensor& x, const Shape
                        "rms_norm_backward");
 }
 
+namespace {
+
+CrossEntropyResult cross_entropy_impl(const Tensor& logits, const Tensor& target,
+                                      const CrossEntropyOptions& o);
+
+// The gradient of cross_entropy with respect to the logits in public ops (for create_graph).
+// Row i's loss is -sum_c a_ic log_softmax(z_i)_c with a_i = (1 - s) w[t_i] onehot(t_i) + (s / C) w
+// (zero for an ignored row), so d loss_i / d z_i = softmax(z_i) * sum_c a_ic - a_i.
+Tensor cross_entropy_grad_composite(const Tensor& grad_out, const Tensor& logits,
+                                    const Tensor& target, const Tensor& weight,
+                                    const Tensor& total_weight, int64_t ignore_index,
+                                    const std::string& reduction, double smoothing) {
+  const int64_t class_dim = logits.dim() == 1 ? 0 : 1, classes = logits.size(class_dim);
+  const DType dt = logits.dtype();
+  Shape wshape(static_cast<size_t>(logits.dim()), 1);
+  wshape[static_cast<size_t>(class_dim)] = classes;
+  Tensor a = autograd::without_grad([&] {
+    const Tensor valid = ne(target, ignore_index);
+    const Tensor safe = where(valid, target, int64_t{0});
+    Tensor hot = one_hot(safe, classes).to(dt);  // [..., C]: class dim last
+    if (logits.dim() > 2) {
+      Dims order{0, hot.dim() - 1};
+      for (int64_t i = 1; i + 1 < hot.dim(); ++i) order.push_back(i);
+      hot = hot.permute(order);
+    }
+    const Tensor w = weight.defined() ? weight.reshape(wshape)
+                                      : ones(wshape, {.dtype = dt, .device = logits.device()});
+    const Tensor row_valid = valid.to(dt).unsqueeze(class_dim);
+    return row_valid * (hot * w * (1.0 - smoothing) + w * (smoothing / double(classes)));
+  });
+  Tensor scale = grad_out.to(dt);
+  if (reduction == "none")
+    scale = scale.unsqueeze(class_dim);
+  else if (reduction == "mean")
+    scale = scale / total_weight;
+  const Tensor p = softmax(logits, class_dim);
+  return scale * (p * sum(a, class_dim, true) - a);
+}
+
+}  // namespace
+
 CrossEntropyResult cross_entropy_forward(const Tensor& logits, const Tensor& target,
                                          const CrossEntropyOptions& o) {
+  if (!autograd::needs_grad({&logits})) return cross_entropy_impl(logits, target, o);
+  CrossEntropyResult r =
+      autograd::without_grad([&] { return cross_entropy_impl(logits, target, o); });
+  autograd::record(
+      "cross_entropy", {logits, target}, {r.loss}, {logits, target, o.weight, r.total_weight},
+      [ignore = o.ignore_index, reduction = std::string(o.reduction),
+       smoothing = o.label_smoothing](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+        const Tensor &logits = s[0], &target = s[1], &weight = s[2], &total = s[3];
+        if (!is_grad_enabled()) {
+          CrossEntropyOptions opts{weight, ignore, reduction, smoothing};
+          return std::vector<Tensor>{cross_entropy_backward(g[0], logits, target, total, opts),
+                                     Tensor()};
+        }
+        return std::vector<Tensor>{cross_entropy_grad_composite(g[0], logits, target, weight, total,
+                                                                ignore, reduction, smoothing),
+                                   Tensor()};
+      });
+  return r;
+}
+
+namespace {
+
+CrossEntropyResult cross_entropy_impl(const Tensor& logits, const Tensor& target,
+                                      const CrossEntropyOptions& o) {
   OX_CHECK(o.reduction == "mean" || o.reduction == "sum" || o.reduction == "none", Value,
            "cross_entropy", "reduction must be mean, sum or none, got \"", std::string(o.reduction),
            "\"");
@@ -262,7 +375,7 @@ CrossEntropyResult cross_entropy_forward(const Tensor& logits, const Tensor& tar
              o.weight.dtype(), ", logits ", logits.dtype());
     ops::common_device("cross_entropy", {&logits, &o.weight});
   }
-  const Tensor weight = o.weight.defined() ? o.weight.contiguous() : Tensor();
+  const Tensor weight = dense(o.weight);
   const int64_t rows = f.target.numel();
   Tensor loss = empty({rows}, {logits.dtype(), logits.device()});
   Tensor row_weight = empty({rows}, {logits.dtype(), logits.device()});
@@ -281,6 +394,8 @@ CrossEntropyResult cross_entropy_forward(const Tensor& logits, const Tensor& tar
   if (o.reduction == "sum") return {sum(loss), total_weight};
   return {sum(loss) / total_weight, total_weight};
 }
+
+}  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& o) {
   return cross_entropy_forward(logits, target, o).loss;
@@ -304,7 +419,7 @@ Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& logits, cons
     if (o.reduction == "mean") g = g / total_weight;
     per_row = g.expand({rows}).contiguous();
   }
-  const Tensor weight = o.weight.defined() ? o.weight.contiguous() : Tensor();
+  const Tensor weight = dense(o.weight);
   Tensor grad = empty_like(f.logits);
   if (grad.numel() > 0)
     backend_for(logits.device(), "cross_entropy_backward")

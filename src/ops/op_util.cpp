@@ -55,6 +55,11 @@ Tensor inplace_source(const Tensor& self) {
   return autograd::needs_grad({&self}) ? self.clone() : self;
 }
 
+Tensor picked_grad(const Tensor& g, const Tensor& index, const Shape& shape, int64_t d) {
+  if (shape.empty()) return g;  // a 0-d input picks itself
+  return scatter_add(zeros(shape, {g.dtype(), g.device()}), d, index, g);
+}
+
 Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   OX_CHECK(can_cast(result.dtype(), self.dtype()), DType, op, "result type ", result.dtype(),
            " can't be cast to the output dtype ", self.dtype());

@@ -48,4 +48,8 @@ Tensor inplace_source(const Tensor& self);
 // self directly. Refuses a dtype that cannot be cast and a shape that would grow.
 Tensor& assign_result(Tensor& self, const Tensor& result, const char* op);
 
+// The gradient of values that an op picked from an input of `shape` along dim d (sort, topk,
+// cummax, ...): g added into zeros at the picked positions `index` (of g's shape).
+Tensor picked_grad(const Tensor& g, const Tensor& index, const Shape& shape, int64_t d);
+
 }  // namespace ox::ops

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <ostream>
 
+#include "autograd/record.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -115,8 +116,31 @@ Tensor pool_backward(PoolOp kind, const Tensor& g4, const Tensor& indices4,
 
 }  // namespace
 
+namespace {
+
+std::tuple<Tensor, Tensor> max_pool2d_impl(const Tensor& input, IntPair kernel_size,
+                                           const MaxPool2dOptions& options);
+
+}  // namespace
+
+// Gradients flow to each window's recorded maximum (the first one among ties), as PyTorch.
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntPair kernel_size,
                                                    const MaxPool2dOptions& options) {
+  if (!autograd::needs_grad({&input})) return max_pool2d_impl(input, kernel_size, options);
+  auto [out, indices] =
+      autograd::without_grad([&] { return max_pool2d_impl(input, kernel_size, options); });
+  autograd::record(
+      "max_pool2d", {input}, {out}, {indices},
+      [shape = input.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+        return std::vector<Tensor>{max_pool2d_backward(g[0], s[0], shape)};
+      });
+  return {out, indices};
+}
+
+namespace {
+
+std::tuple<Tensor, Tensor> max_pool2d_impl(const Tensor& input, IntPair kernel_size,
+                                           const MaxPool2dOptions& options) {
   const char* op = "max_pool2d";
   const Tensor x = as_batched(input, op);
   const Pooling p = pooling(x.shape(), kernel_size, options.stride, options.padding,
@@ -129,6 +153,8 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntPair 
               p.params);
   return {unbatch_like(out, input.dim()), unbatch_like(indices, input.dim())};
 }
+
+}  // namespace
 
 Tensor max_pool2d(const Tensor& input, IntPair kernel_size, const MaxPool2dOptions& options) {
   return std::get<0>(max_pool2d_with_indices(input, kernel_size, options));
@@ -149,7 +175,19 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices,
   const int64_t out_w = grad_output.dim() >= 2 ? grad_output.size(-1) : 0;
   const Tensor g = checked_grad(grad_output, input_shape, out_h, out_w, op);
   const Tensor i4 = indices.dim() == 3 ? indices.unsqueeze(0) : indices;
-  return pool_backward(PoolOp::Max, g, i4, input_shape, {}, op);
+  if (!autograd::needs_grad({&grad_output}))
+    return pool_backward(PoolOp::Max, g, i4, input_shape, {}, op);
+  // Linear in grad_output: the adjoint of the scatter is a gather through the same indices.
+  Tensor out = autograd::without_grad(
+      [&] { return pool_backward(PoolOp::Max, g, i4, input_shape, {}, op); });
+  autograd::record(op, {grad_output, indices}, {out}, {indices},
+                   [](const std::vector<Tensor>& c, const std::vector<Tensor>& s) {
+                     const Tensor& idx = s[0];
+                     const Tensor picked =
+                         gather(c[0].flatten(-2), -1, idx.flatten(-2)).view(idx.shape());
+                     return std::vector<Tensor>{picked, Tensor()};
+                   });
+  return out;
 }
 
 Tensor avg_pool2d(const Tensor& input, IntPair kernel_size, const AvgPool2dOptions& options) {
@@ -161,11 +199,22 @@ Tensor avg_pool2d(const Tensor& input, IntPair kernel_size, const AvgPool2dOptio
            "divisor_override must be nonzero");
   p.params.count_include_pad = options.count_include_pad;
   p.params.divisor = options.divisor_override.value_or(0);
-  Tensor out = make_empty({x.size(0), x.size(1), p.out_h, p.out_w}, x.dtype(), x.device(), op);
-  const StridedArray none{nullptr, {}, {}, kI64, x.device()};
-  backend_for(x.device(), op)
-      .pool2d(PoolOp::Avg, out.impl()->array(), none, x.impl()->array(), p.params);
-  return unbatch_like(out, input.dim());
+  auto forward = [&] {
+    Tensor out = make_empty({x.size(0), x.size(1), p.out_h, p.out_w}, x.dtype(), x.device(), op);
+    const StridedArray none{nullptr, {}, {}, kI64, x.device()};
+    backend_for(x.device(), op)
+        .pool2d(PoolOp::Avg, out.impl()->array(), none, x.impl()->array(), p.params);
+    return unbatch_like(out, input.dim());
+  };
+  if (!autograd::needs_grad({&input})) return forward();
+  Tensor out = autograd::without_grad(forward);
+  autograd::record(
+      op, {input}, {out}, {},
+      [shape = input.shape(), kernel_size, options](const std::vector<Tensor>& g,
+                                                    const std::vector<Tensor>&) {
+        return std::vector<Tensor>{avg_pool2d_backward(g[0], shape, kernel_size, options)};
+      });
+  return out;
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, IntPair kernel_size,
@@ -178,7 +227,17 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, 
   p.params.count_include_pad = options.count_include_pad;
   p.params.divisor = options.divisor_override.value_or(0);
   const Tensor g = checked_grad(grad_output, input_shape, p.out_h, p.out_w, op);
-  return pool_backward(PoolOp::Avg, g, Tensor(), input_shape, p.params, op);
+  if (!autograd::needs_grad({&grad_output}))
+    return pool_backward(PoolOp::Avg, g, Tensor(), input_shape, p.params, op);
+  // Linear in grad_output, the transpose of avg_pool2d: its adjoint is avg_pool2d itself.
+  Tensor out = autograd::without_grad(
+      [&] { return pool_backward(PoolOp::Avg, g, Tensor(), input_shape, p.params, op); });
+  autograd::record(
+      op, {grad_output}, {out}, {},
+      [kernel_size, options](const std::vector<Tensor>& c, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{avg_pool2d(c[0], kernel_size, options)};
+      });
+  return out;
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& input, IntPair output_size) {
@@ -187,12 +246,22 @@ Tensor adaptive_avg_pool2d(const Tensor& input, IntPair output_size) {
   OX_CHECK(output_size.h >= 0 && output_size.w >= 0, Value, op,
            "output size must not be negative, got ", pair_str(output_size));
   check_planes(x.shape(), op);
-  Tensor out =
-      make_empty({x.size(0), x.size(1), output_size.h, output_size.w}, x.dtype(), x.device(), op);
-  const StridedArray none{nullptr, {}, {}, kI64, x.device()};
-  backend_for(x.device(), op)
-      .pool2d(PoolOp::AdaptiveAvg, out.impl()->array(), none, x.impl()->array(), {});
-  return unbatch_like(out, input.dim());
+  auto forward = [&] {
+    Tensor out =
+        make_empty({x.size(0), x.size(1), output_size.h, output_size.w}, x.dtype(), x.device(), op);
+    const StridedArray none{nullptr, {}, {}, kI64, x.device()};
+    backend_for(x.device(), op)
+        .pool2d(PoolOp::AdaptiveAvg, out.impl()->array(), none, x.impl()->array(), {});
+    return unbatch_like(out, input.dim());
+  };
+  if (!autograd::needs_grad({&input})) return forward();
+  Tensor out = autograd::without_grad(forward);
+  autograd::record(
+      op, {input}, {out}, {},
+      [shape = input.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{adaptive_avg_pool2d_backward(g[0], shape)};
+      });
+  return out;
 }
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape) {
@@ -203,7 +272,17 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& inpu
   const int64_t out_h = grad_output.dim() >= 2 ? grad_output.size(-2) : 0;
   const int64_t out_w = grad_output.dim() >= 2 ? grad_output.size(-1) : 0;
   const Tensor g = checked_grad(grad_output, input_shape, out_h, out_w, op);
-  return pool_backward(PoolOp::AdaptiveAvg, g, Tensor(), input_shape, {}, op);
+  if (!autograd::needs_grad({&grad_output}))
+    return pool_backward(PoolOp::AdaptiveAvg, g, Tensor(), input_shape, {}, op);
+  // Linear in grad_output; its adjoint is adaptive_avg_pool2d to grad_output's size.
+  Tensor out = autograd::without_grad(
+      [&] { return pool_backward(PoolOp::AdaptiveAvg, g, Tensor(), input_shape, {}, op); });
+  autograd::record(
+      op, {grad_output}, {out}, {},
+      [size = IntPair(out_h, out_w)](const std::vector<Tensor>& c, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{adaptive_avg_pool2d(c[0], size)};
+      });
+  return out;
 }
 
 }  // namespace ox

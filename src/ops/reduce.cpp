@@ -179,18 +179,48 @@ Tensor var_std(const Tensor& x, const DimList& dims, double correction, bool kee
   return reduce_into(x, r, op, x.dtype(), keepdim, name, {.correction = correction});
 }
 
+Tensor reverse_cumsum(const Tensor& g, int64_t d) { return cumsum(g.flip({d}), d).flip({d}); }
+
+// d y_j / d x_i = prod_{k <= j, k != i} x_k for j >= i. Without zeros that is y_j / x_i (one
+// host read decides). With zeros, the exclusive prefix product prod_{k < i} x_k times, for each
+// i, the products over (i, j] from a cumprod of x with the entries up to i set to 1: an n x n
+// intermediate per row along d.
+Tensor cumprod_rule(const Tensor& g, const Tensor& x, const Tensor& y, int64_t d) {
+  if (!any(eq(x, 0)).item<bool>()) return reverse_cumsum(g * y, d) / x;
+  const int64_t n = x.size(d);
+  const Tensor xl = x.transpose(d, -1), gl = g.transpose(d, -1);
+  const Tensor k = arange(n, {.device = x.device()}), i = k.unsqueeze(1);
+  const Tensor suffix = cumprod(where(gt(k, i), xl.unsqueeze(-2), 1), -1);  // [..., i, j]
+  const Tensor exclusive =
+      cumprod(cat({ones_like(xl.narrow(-1, 0, 1)), xl.narrow(-1, 0, n - 1)}, -1), -1);
+  const Tensor later = where(ge(k, i), gl.unsqueeze(-2) * suffix, 0);  // only j >= i
+  return (exclusive * sum(later, -1)).transpose(d, -1);
+}
+
 Tensor scan_sum_prod(const Tensor& x, int64_t dim, std::optional<DType> dtype, ScanOp op,
                      const char* name) {
   ops::impl_of(x, name);
   const Tensor src = dtype ? x.to(*dtype) : x;
   const int64_t d = wrap_dim(dim, std::max<int64_t>(src.dim(), 1), name);
-  Tensor out =
-      make_empty(src.shape(), is_floating(src.dtype()) ? src.dtype() : kI64, src.device(), name);
-  if (out.numel() > 0)
-    backend_for(src.device(), name)
-        .scan(op, ops::dim_last(out.impl()->array(), d), ops::dim_last(src.impl()->array(), d),
-              nullptr);
-  return dtype && *dtype != out.dtype() ? out.to(*dtype) : out;
+  const auto scan = [&] {
+    Tensor out =
+        make_empty(src.shape(), is_floating(src.dtype()) ? src.dtype() : kI64, src.device(), name);
+    if (out.numel() > 0)
+      backend_for(src.device(), name)
+          .scan(op, ops::dim_last(out.impl()->array(), d), ops::dim_last(src.impl()->array(), d),
+                nullptr);
+    return dtype && *dtype != out.dtype() ? out.to(*dtype) : out;
+  };
+  if (!autograd::needs_grad({&src})) return scan();
+  Tensor out = autograd::without_grad(scan);
+  const bool sum_scan = op == ScanOp::Sum;
+  autograd::record(name, {src}, {out}, {src, sum_scan ? Tensor() : out},
+                   [d, sum_scan](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+                     if (s[0].dim() == 0) return std::vector<Tensor>{g[0]};
+                     return std::vector<Tensor>{sum_scan ? reverse_cumsum(g[0], d)
+                                                         : cumprod_rule(g[0], s[0], s[1], d)};
+                   });
+  return out;
 }
 
 std::tuple<Tensor, Tensor> scan_extreme(const Tensor& x, int64_t dim, ScanOp op, const char* name) {
@@ -204,6 +234,12 @@ std::tuple<Tensor, Tensor> scan_extreme(const Tensor& x, int64_t dim, ScanOp op,
         .scan(op, ops::dim_last(values.impl()->array(), d), ops::dim_last(x.impl()->array(), d),
               &idx);
   }
+  if (autograd::needs_grad({&x}) && is_floating(x.dtype()))
+    autograd::record(
+        name, {x}, {values}, {indices},
+        [shape = x.shape(), d](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+          return std::vector<Tensor>{ops::picked_grad(g[0], s[0], shape, d)};
+        });
   return {values, indices};
 }
 

@@ -49,8 +49,8 @@ namespace {
 void check_repeats_tensor(const Tensor& repeats) {
   OX_CHECK(is_integral(ops::impl_of(repeats, "repeat_interleave").dtype()), DType,
            "repeat_interleave", "repeats must be an integer tensor, got ", repeats.dtype());
-  OX_CHECK(repeats.dim() <= 1, Shape, "repeat_interleave",
-           "repeats must be 0-d or 1-d, got shape ", repeats.shape());
+  OX_CHECK(repeats.dim() <= 1, Shape, "repeat_interleave", "repeats must be 0-d or 1-d, got shape ",
+           repeats.shape());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "autograd/record.h"
 #include "ops/op_util.h"
 
 namespace ox {
@@ -29,6 +30,7 @@ Shape with_extent(const Tensor& x, const SortDim& sd, int64_t m) {
 }
 
 // Values (undefined unless want_values) and i64 indices of `shape`, written by the primitive.
+// The values' gradient goes back to the positions they came from.
 std::tuple<Tensor, Tensor> run_sort(const Tensor& x, const SortDim& sd, const Shape& shape,
                                     const SortParams& params, bool want_values, const char* name) {
   Tensor values = want_values ? make_empty(shape, x.dtype(), x.device(), name) : Tensor();
@@ -40,6 +42,12 @@ std::tuple<Tensor, Tensor> run_sort(const Tensor& x, const SortDim& sd, const Sh
               ops::dim_last(indices.impl()->array(), sd.d), ops::dim_last(x.impl()->array(), sd.d),
               params);
   }
+  if (want_values && is_floating(x.dtype()) && autograd::needs_grad({&x}))
+    autograd::record(
+        name, {x}, {values}, {indices},
+        [shape = x.shape(), d = sd.d](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+          return std::vector<Tensor>{ops::picked_grad(g[0], s[0], shape, d)};
+        });
   return {values, indices};
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/grad_check.h"
 #include "test_util.h"
 
 namespace {
@@ -42,18 +43,7 @@ std::vector<std::pair<std::string, Tensor>> layouts(int64_t m, int64_t n, double
   };
 }
 
-void check(const std::string& what, const Fn& fn, const Inputs& inputs, bool twice = false,
-           ox::autograd::GradcheckOptions opts = {}) {
-  const ox::autograd::DifferentiableFn wrapped = [&fn](const Inputs& in) {
-    return std::vector<Tensor>{fn(in)};
-  };
-  const auto r = ox::autograd::gradcheck(wrapped, inputs, opts);
-  EXPECT_TRUE(r) << what << ": " << r.report;
-  if (twice) {
-    const auto r2 = ox::autograd::gradgradcheck(wrapped, inputs, opts);
-    EXPECT_TRUE(r2) << what << " (second order): " << r2.report;
-  }
-}
+using ox_test::expect_gradcheck;
 
 struct UnaryCase {
   std::string name;
@@ -116,7 +106,7 @@ TEST(AutogradRules, Unary) {
         ox::NoGradGuard no_grad;
         input.copy_(ox::floor(x * 4) / 4 + 0.11);
       }
-      check(
+      expect_gradcheck(
           c.name + " " + layout, [&c](const Inputs& in) { return c.fn(in[0]); }, {input},
           c.twice && layout == "contiguous");
     }
@@ -124,12 +114,16 @@ TEST(AutogradRules, Unary) {
 
 TEST(AutogradRules, UnaryOnBroadcastAndExpandedInputs) {
   const Tensor row = values({1, 4}, -1, 1, 0, 7).requires_grad_();
-  check("tanh of expanded", [](const Inputs& in) { return ox::tanh(in[0].expand({3, 4})); }, {row});
-  check("exp of broadcast sum",
-        [](const Inputs& in) {
-          return ox::exp(in[0] + ox::zeros({3, 1}, ox::kF64));
-        },
-        {row});
+  expect_gradcheck("tanh of expanded",
+                   [](const Inputs& in) {
+                     return ox::tanh(in[0].expand({3, 4}));
+                   },
+                   {row});
+  expect_gradcheck("exp of broadcast sum",
+                   [](const Inputs& in) {
+                     return ox::exp(in[0] + ox::zeros({3, 1}, ox::kF64));
+                   },
+                   {row});
 }
 
 TEST(AutogradRules, Binary) {
@@ -160,58 +154,72 @@ TEST(AutogradRules, Binary) {
     const auto la = layouts(3, 4, c.lo, c.hi, 0, seed++);
     const auto lb = layouts(3, 4, c.lo, c.hi, 0, seed++);
     for (size_t i = 0; i < la.size(); ++i)
-      check(
+      expect_gradcheck(
           c.name + " " + la[i].first, [&c](const Inputs& in) { return c.fn(in[0], in[1]); },
           {la[i].second, lb[i].second}, c.twice && i == 0);
     // Broadcasting: [3, 1] with [1, 4]; and a scalar on either side.
     const Tensor col = values({3, 1}, c.lo, c.hi, 0, seed++).requires_grad_();
     const Tensor row = values({1, 4}, c.lo, c.hi, 0, seed++).requires_grad_();
-    check(c.name + " broadcast", [&c](const Inputs& in) { return c.fn(in[0], in[1]); }, {col, row});
+    expect_gradcheck(c.name + " broadcast", [&c](const Inputs& in) { return c.fn(in[0], in[1]); },
+                     {col, row});
   }
   const Tensor x = values({5}, 0.5, 2, 0, 9).requires_grad_();
-  check("scalar * x", [](const Inputs& in) { return 3.0 * in[0]; }, {x});
-  check("x ** 2.5", [](const Inputs& in) { return ox::pow(in[0], 2.5); }, {x});
-  check("2 ** x", [](const Inputs& in) { return ox::pow(2.0, in[0]); }, {x});
-  check("x / 4", [](const Inputs& in) { return in[0] / 4.0; }, {x});
+  expect_gradcheck("scalar * x", [](const Inputs& in) { return 3.0 * in[0]; }, {x});
+  expect_gradcheck("x ** 2.5", [](const Inputs& in) { return ox::pow(in[0], 2.5); }, {x});
+  expect_gradcheck("2 ** x", [](const Inputs& in) { return ox::pow(2.0, in[0]); }, {x});
+  expect_gradcheck("x / 4", [](const Inputs& in) { return in[0] / 4.0; }, {x});
+  // Rounding divisions are piecewise constant: zero gradients away from the steps (a / b stays
+  // inside (0, 1) here).
+  const Tensor num = values({3, 4}, 0.5, 2, 0, 10).requires_grad_();
+  const Tensor den = values({4}, 4, 5, 0, 11).requires_grad_();
+  expect_gradcheck("floor_divide",
+                   [](const Inputs& in) { return ox::floor_divide(in[0], in[1]) + in[0]; },
+                   {num, den});
+  expect_gradcheck("div trunc",
+                   [](const Inputs& in) { return ox::div(in[0], in[1], "trunc") * in[1]; },
+                   {num, den});
 }
 
 TEST(AutogradRules, WhereAndMaskedFill) {
   const Tensor a = values({3, 4}, -1, 1, 0, 11).requires_grad_();
   const Tensor b = values({4}, -1, 1, 0, 12).requires_grad_();
   const Tensor cond = ox::gt(values({3, 4}, -1, 1, 0, 13), 0);
-  check("where", [&](const Inputs& in) { return ox::where(cond, in[0], in[1]); }, {a, b});
+  expect_gradcheck("where", [&](const Inputs& in) { return ox::where(cond, in[0], in[1]); },
+                   {a, b});
   const Tensor v = ox::tensor({0.5}).reshape({}).requires_grad_();
-  check("masked_fill", [&](const Inputs& in) { return ox::masked_fill(in[0], cond, in[1]); },
-        {a, v});
+  expect_gradcheck("masked_fill",
+                   [&](const Inputs& in) { return ox::masked_fill(in[0], cond, in[1]); }, {a, v});
 }
 
 TEST(AutogradRules, Reductions) {
   for (const auto& [layout, x] : layouts(3, 4, -2, 2, 0.05, 21)) {
-    check(
+    expect_gradcheck(
         "sum " + layout, [](const Inputs& in) { return in[0].sum(); }, {x}, true);
-    check("sum(1) " + layout, [](const Inputs& in) { return in[0].sum(1); }, {x});
-    check("sum(0, keepdim) " + layout, [](const Inputs& in) { return in[0].sum(0, true); }, {x});
-    check(
+    expect_gradcheck("sum(1) " + layout, [](const Inputs& in) { return in[0].sum(1); }, {x});
+    expect_gradcheck("sum(0, keepdim) " + layout,
+                     [](const Inputs& in) { return in[0].sum(0, true); }, {x});
+    expect_gradcheck(
         "mean " + layout,
         [](const Inputs& in) {
           return in[0].mean({0, 1});
         },
         {x}, true);
-    check("prod(1) " + layout, [](const Inputs& in) { return in[0].prod(1); }, {x});
-    check("prod " + layout, [](const Inputs& in) { return in[0].prod(); }, {x});
-    check("amax(1) " + layout, [](const Inputs& in) { return in[0].amax(1); }, {x});
-    check("amin " + layout, [](const Inputs& in) { return in[0].amin(); }, {x});
-    check("max(dim) " + layout, [](const Inputs& in) { return std::get<0>(in[0].max(0)); }, {x});
-    check("min(dim, keepdim) " + layout,
-          [](const Inputs& in) { return std::get<0>(in[0].min(1, true)); }, {x});
-    check(
+    expect_gradcheck("prod(1) " + layout, [](const Inputs& in) { return in[0].prod(1); }, {x});
+    expect_gradcheck("prod " + layout, [](const Inputs& in) { return in[0].prod(); }, {x});
+    expect_gradcheck("amax(1) " + layout, [](const Inputs& in) { return in[0].amax(1); }, {x});
+    expect_gradcheck("amin " + layout, [](const Inputs& in) { return in[0].amin(); }, {x});
+    expect_gradcheck("max(dim) " + layout,
+                     [](const Inputs& in) { return std::get<0>(in[0].max(0)); }, {x});
+    expect_gradcheck("min(dim, keepdim) " + layout,
+                     [](const Inputs& in) { return std::get<0>(in[0].min(1, true)); }, {x});
+    expect_gradcheck(
         "var " + layout, [](const Inputs& in) { return in[0].var(1); }, {x}, true);
-    check("std " + layout, [](const Inputs& in) { return in[0].std({0, 1}, 0); }, {x});
-    check(
+    expect_gradcheck("std " + layout, [](const Inputs& in) { return in[0].std({0, 1}, 0); }, {x});
+    expect_gradcheck(
         "logsumexp " + layout, [](const Inputs& in) { return in[0].logsumexp(1); }, {x}, true);
     for (double p : {1.0, 2.0, 3.0, double(INFINITY)})
-      check("norm p=" + std::to_string(p) + " " + layout,
-            [p](const Inputs& in) { return in[0].norm(p, 1); }, {x});
+      expect_gradcheck("norm p=" + std::to_string(p) + " " + layout,
+                       [p](const Inputs& in) { return in[0].norm(p, 1); }, {x});
   }
 }
 
@@ -268,10 +276,19 @@ TEST(AutogradRules, Views) {
        }},
       {"clone", [](const Inputs& in) { return in[0].clone(); }},
   };
-  for (const auto& [name, fn] : views) check(name, fn, {x}, name == "transpose");
+  for (const auto& [name, fn] : views) expect_gradcheck(name, fn, {x}, name == "transpose");
+  // copy_ into a tensor without history: the source's layout, broadcast and dtype come back.
+  expect_gradcheck("copy_ transposed, broadcast",
+                   [](const Inputs& in) {
+                     Tensor out = ox::zeros({2, 4, 3}, ox::kF64);
+                     out.copy_(in[0].t());
+                     return out * ox::arange(3, {.dtype = ox::kF64});
+                   },
+                   {x});
   // Through f32 the function is a staircase at 1e-7: differences need a wider step.
-  check("to f32 and back", [](const Inputs& in) { return in[0].to(ox::kF32).to(ox::kF64) * 1; },
-        {x}, false, {.eps = 1e-2, .atol = 1e-4, .rtol = 1e-3});
+  expect_gradcheck("to f32 and back",
+                   [](const Inputs& in) { return in[0].to(ox::kF32).to(ox::kF64) * 1; }, {x}, false,
+                   {.eps = 1e-2, .atol = 1e-4, .rtol = 1e-3});
 }
 
 TEST(AutogradRules, Matmul) {
@@ -288,33 +305,55 @@ TEST(AutogradRules, Matmul) {
   for (const Case& c : cases) {
     const Tensor a = values(c.a, -1, 1, 0, seed++).requires_grad_();
     const Tensor b = values(c.b, -1, 1, 0, seed++).requires_grad_();
-    check(
+    expect_gradcheck(
         "matmul " + c.name, [](const Inputs& in) { return ox::matmul(in[0], in[1]); }, {a, b},
         c.name == "matrix" || c.name == "batched");
   }
   const Tensor at = values({4, 3}, -1, 1, 0, 50).t().requires_grad_();
   const Tensor bt = values({2, 4}, -1, 1, 0, 51).t().requires_grad_();
-  check("matmul of transposed views", [](const Inputs& in) { return ox::matmul(in[0], in[1]); },
-        {at, bt});
+  expect_gradcheck("matmul of transposed views",
+                   [](const Inputs& in) { return ox::matmul(in[0], in[1]); }, {at, bt});
   const Tensor in = values({3, 2}, -1, 1, 0, 52).requires_grad_();
-  check("addmm", [](const Inputs& v) { return ox::addmm(v[0], v[1], v[2], 0.5, 2.0); },
-        {in, at, bt});
+  expect_gradcheck("addmm", [](const Inputs& v) { return ox::addmm(v[0], v[1], v[2], 0.5, 2.0); },
+                   {in, at, bt});
   const Tensor x = values({3, 4}, -1, 1, 0, 53).requires_grad_();
   const Tensor y = values({4, 5}, -1, 1, 0, 54).requires_grad_();
-  check("einsum ij,jk->ik",
-        [](const Inputs& v) {
-          return ox::einsum("ij,jk->ik", {v[0], v[1]});
-        },
-        {x, y});
+  const Tensor m = values({4, 2}, -1, 1, 0, 55).requires_grad_();
+  const Tensor v4 = values({4}, -1, 1, 0, 56).requires_grad_();
+  expect_gradcheck(
+      "mm", [](const Inputs& in) { return ox::mm(in[0], in[1]); }, {x, m}, true);
+  expect_gradcheck("mv", [](const Inputs& in) { return ox::mv(in[0], in[1]); }, {x, v4});
+  expect_gradcheck("dot", [](const Inputs& in) { return ox::dot(in[0], in[1]); },
+                   {v4, values({4}, -1, 1, 0, 57).requires_grad_()});
+  const Tensor ba = values({2, 3, 4}, -1, 1, 0, 58).requires_grad_();
+  const Tensor bb =
+      values({2, 4, 2}, -1, 1, 0, 59).transpose(1, 2).contiguous().transpose(1, 2).requires_grad_();
+  const Tensor bc = values({3, 2}, -1, 1, 0, 60).requires_grad_();
+  expect_gradcheck("bmm", [](const Inputs& in) { return ox::bmm(in[0], in[1]); }, {ba, bb});
+  expect_gradcheck("baddbmm",
+                   [](const Inputs& in) { return ox::baddbmm(in[2], in[0], in[1], 0.5, 2.0); },
+                   {ba, bb, bc});
+  expect_gradcheck("tensordot",
+                   [](const Inputs& in) {
+                     return ox::tensordot(in[0], in[1], {0, 2}, {0, 1});
+                   },
+                   {ba.transpose(0, 2).detach().requires_grad_(),
+                    values({4, 2, 3}, -1, 1, 0, 61).requires_grad_()});
+  expect_gradcheck("einsum ij,jk->ik",
+                   [](const Inputs& v) {
+                     return ox::einsum("ij,jk->ik", {v[0], v[1]});
+                   },
+                   {x, y});
 }
 
 TEST(AutogradRules, SoftmaxFamily) {
   for (const auto& [layout, x] : layouts(3, 4, -2, 2, 0, 61)) {
-    check(
+    expect_gradcheck(
         "softmax " + layout, [](const Inputs& in) { return ox::softmax(in[0], 1); }, {x},
         layout == "contiguous");
-    check("softmax dim 0 " + layout, [](const Inputs& in) { return ox::softmax(in[0], 0); }, {x});
-    check(
+    expect_gradcheck("softmax dim 0 " + layout,
+                     [](const Inputs& in) { return ox::softmax(in[0], 0); }, {x});
+    expect_gradcheck(
         "log_softmax " + layout, [](const Inputs& in) { return ox::log_softmax(in[0], -1); }, {x},
         layout == "contiguous");
   }
