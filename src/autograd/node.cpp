@@ -74,7 +74,12 @@ class SavedTensor {
 
 class FunctionNode final : public Node {
  public:
-  FunctionNode(const char* name, VjpFn vjp) : name_(node_name(name)), vjp_(std::move(vjp)) {}
+  // An op's name is a string that outlives the node (ops pass literals), and the node name is
+  // spelled out only when asked for; other names (custom functions) are copied.
+  FunctionNode(const char* name, bool static_name, VjpFn vjp)
+      : op_(static_name ? name : nullptr),
+        name_(static_name ? std::string() : node_name(name)),
+        vjp_(std::move(vjp)) {}
 
   // "leaky_relu" -> "LeakyReluBackward"; names that already read "...Backward" stay.
   static std::string node_name(std::string_view op) {
@@ -95,17 +100,17 @@ class FunctionNode final : public Node {
   ~FunctionNode() override {
     for (SavedTensor& s : saved_) defer_destruction(s.tensor());
   }
-  std::string name() const override { return name_; }
+  std::string name() const override { return op_ ? node_name(op_) : name_; }
 
   std::vector<Tensor> apply(std::vector<Tensor> grads) override {
-    OX_CHECK(!released_, Value, name_,
+    OX_CHECK(!released_, Value, name(),
              "backward through this graph a second time: its saved tensors were freed by the "
              "first backward; pass retain_graph=true to the first backward");
     std::vector<Tensor> saved;
     saved.reserve(saved_.size());
     for (const SavedTensor& s : saved_) saved.push_back(s.unpack(shared_from_this()));
     std::vector<Tensor> out = vjp_(grads, saved);
-    OX_ASSERT(out.size() == inputs_.size(), "vjp of ", name_, " returned ", out.size(),
+    OX_ASSERT(out.size() == inputs_.size(), "vjp of ", name(), " returned ", out.size(),
               " gradients for ", inputs_.size(), " inputs");
     for (size_t i = 0; i < out.size(); ++i) {
       if (!out[i].defined() || !next_[i].node) continue;
@@ -121,6 +126,7 @@ class FunctionNode final : public Node {
     saved_.clear();
   }
 
+  const char* op_;
   std::string name_;
   VjpFn vjp_;
   std::vector<SavedTensor> saved_;
@@ -219,10 +225,10 @@ Edge gradient_edge(const Tensor& t) {
 namespace {
 
 // record without the registry check: custom functions and internal bookkeeping nodes.
-void record_unlisted(const char* name, const std::vector<Tensor>& inputs,
+void record_unlisted(const char* name, bool static_name, const std::vector<Tensor>& inputs,
                      const std::vector<Tensor>& outputs, const std::vector<Tensor>& saved,
                      VjpFn vjp) {
-  auto node = std::make_shared<FunctionNode>(name, std::move(vjp));
+  auto node = std::make_shared<FunctionNode>(name, static_name, std::move(vjp));
   node->sequence_nr_ = g_sequence.fetch_add(1);
   for (const Tensor& in : inputs) {
     node->next_.push_back(in.defined() && in.requires_grad() ? gradient_edge(in) : Edge{});
@@ -258,7 +264,7 @@ void record(const char* name, const std::vector<Tensor>& inputs, const std::vect
            "records the node ", node, ", which ox::autograd::differentiable_ops() does not list ",
            "(src/autograd/op_list.cpp)");
 #endif
-  record_unlisted(name, inputs, outputs, saved, std::move(vjp));
+  record_unlisted(name, true, inputs, outputs, saved, std::move(vjp));
 }
 
 Tensor sum_to(const Tensor& g, const Shape& shape) {
@@ -273,9 +279,14 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
 
 void check_inplace(const Tensor& self, const char* op) {
   if (!is_grad_enabled()) return;
-  OX_CHECK(!self.impl()->is_view(), Value, op, "writing in place into a view (shape ", self.shape(),
-           ") with autograd recording is not supported yet (the view's base would "
-           "need its graph rewritten); clone() first, or write under ox::NoGradGuard");
+  if (self.impl()->is_view()) {
+    const AutogradMeta* base = self.impl()->view_base()->autograd();
+    OX_CHECK(!(base && base->requires_grad && !base->grad_fn), Value, op, "a view (shape ",
+             self.shape(),
+             ") of a leaf tensor that requires grad cannot be modified in place; "
+             "do it under ox::NoGradGuard, or on a clone()");
+    return;
+  }
   const AutogradMeta* meta = self.impl()->autograd();
   if (!meta) return;
   OX_CHECK(!(meta->requires_grad && !meta->grad_fn), Value, op,
@@ -286,7 +297,7 @@ void check_inplace(const Tensor& self, const char* op) {
 void overwritten(const Tensor& self) {
   if (!is_grad_enabled() || self.is_leaf()) return;
   record_unlisted(
-      "OverwriteBackward", {}, {self}, {},
+      "OverwriteBackward", true, {}, {self}, {},
       [](const std::vector<Tensor>&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; });
 }
 
@@ -320,7 +331,7 @@ std::vector<Tensor> apply_function(const std::string& name, const std::vector<Te
   const std::string label = name + "Backward";
   const std::vector<Tensor> to_save = ctx->to_save_;
   ctx->to_save_.clear();
-  record_unlisted(label.c_str(), inputs, outs, to_save,
+  record_unlisted(label.c_str(), false, inputs, outs, to_save,
                   [ctx, bwd, input_positions, num_arguments, n = to_save.size()](
                       const std::vector<Tensor>& grads, const std::vector<Tensor>& saved) {
                     ctx->unpack_ = [&saved] { return saved; };

@@ -22,7 +22,8 @@ bool needs_grad(const std::vector<Tensor>& inputs);
 using VjpFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& grads,
                                                 const std::vector<Tensor>& saved)>;
 
-// Makes `outputs` the results of a new node `name` over `inputs`. `saved` tensors come back to
+// Makes `outputs` the results of a new node `name` (a string that outlives the graph: ops pass
+// literals) over `inputs`. `saved` tensors come back to
 // the vjp as they were (an in-place change since raises); outputs among them are kept without
 // a reference cycle. Outputs must be tensors of their own (not aliases of an input handle).
 void record(const char* name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
@@ -63,5 +64,11 @@ Tensor record_view(const Tensor& base, Tensor view, const char* name, ViewKind k
                    std::function<Layout(const Layout&)> same_view = {});
 // as_strided: storage positions, not a transformation of base's logical layout.
 Tensor record_as_strided(const Tensor& base, Tensor view);
+
+// After `src` was copied into `view` (a view) while recording: the view's base gets a new node
+// over its old history and src (its gradient zeroed where the view lies, src's the gradient
+// there), and the view becomes a view of the new base. Other views of the base made before
+// the write keep their old history (PyTorch regenerates theirs).
+void record_view_write(const Tensor& view, const Tensor& src);
 
 }  // namespace ox::autograd

@@ -74,26 +74,64 @@ Tensor record_view(const Tensor& base, Tensor view, const char* name, ViewKind k
   return view;
 }
 
+namespace {
+
+// For each element of a tensor laid out as `view` over a storage of `storage_elems` elements,
+// the logical index of the element of the tensor laid out as `base` at the same position.
+Tensor positions_in(const Layout& base, const Layout& view, int64_t storage_elems, Device device) {
+  const TensorOptions i64{.dtype = kI64, .device = device};
+  const Tensor storage = ox::arange(storage_elems, i64);
+  auto at = [&](const Layout& l) {
+    return Tensor(std::make_shared<TensorImpl>(storage.storage(), l, kI64));
+  };
+  Tensor owner = ox::full({storage_elems}, -1, i64);  // -1: not in the base
+  owner.index_put_({at(base).reshape({-1})},
+                   ox::arange(checked_numel(base.shape, "view backward"), i64));
+  return ox::index_select(owner, 0, at(view).reshape({-1}));
+}
+
+int64_t storage_elements(const Tensor& t) {
+  return int64_t(t.storage()->nbytes() / dtype_size(t.dtype()));
+}
+
+}  // namespace
+
 Tensor record_as_strided(const Tensor& base, Tensor view) {
   if (!needs_grad({&base})) return view;
   const Shape base_shape = base.shape();
   const Layout base_layout = base.layout(), view_layout = view.layout();
-  const int64_t storage_elems = int64_t(base.storage()->nbytes() / dtype_size(base.dtype()));
+  const int64_t storage_elems = storage_elements(base);
   record("AsStridedBackward", {base}, {view}, {},
          [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-           // Storage position -> the base's logical index there (-1: not in the base).
-           const TensorOptions i64{.dtype = kI64, .device = g[0].device()};
-           const Tensor storage = ox::arange(storage_elems, i64);
-           auto at = [&](const Layout& l) {
-             return Tensor(std::make_shared<TensorImpl>(storage.storage(), l, kI64));
-           };
-           Tensor owner = ox::full({storage_elems}, -1, i64);
-           owner.index_put_({at(base_layout).reshape({-1})},
-                            ox::arange(checked_numel(base_shape, "as_strided backward"), i64));
-           const Tensor positions = ox::index_select(owner, 0, at(view_layout).reshape({-1}));
+           const Tensor positions =
+               positions_in(base_layout, view_layout, storage_elems, g[0].device());
            return std::vector<Tensor>{scatter_back(g[0], positions, base_shape)};
          });
   return view;
+}
+
+void record_view_write(const Tensor& view, const Tensor& src) {
+  const Tensor base(view.impl()->view_base());
+  // The base before the write, as an input: a handle of its own with the old history.
+  Tensor old_base(std::make_shared<TensorImpl>(base.storage(), base.layout(), base.dtype()));
+  if (const AutogradMeta* m = base.impl()->autograd()) {
+    AutogradMeta& old = old_base.impl()->autograd_meta();
+    old.requires_grad = m->requires_grad;
+    old.grad_fn = m->grad_fn;
+    old.output_nr = m->output_nr;
+  }
+  const Tensor source = src.impl() == base.impl() ? old_base : src;
+  const Shape base_shape = base.shape(), view_shape = view.shape();
+  const Layout base_layout = base.layout(), view_layout = view.layout();
+  const int64_t storage_elems = storage_elements(base);
+  record("copy_slices", {old_base, source}, {base}, {},
+         [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+           const Tensor at = positions_in(base_layout, view_layout, storage_elems, g[0].device());
+           const Tensor flat = g[0].reshape({-1});
+           return std::vector<Tensor>{ox::scatter(flat, 0, at, 0).reshape(base_shape),
+                                      ox::index_select(flat, 0, at).reshape(view_shape)};
+         });
+  record_as_strided(base, view);
 }
 
 }  // namespace ox::autograd

@@ -47,6 +47,12 @@ void draw_values(Tensor& t, RandomSpec spec, Generator& gen, const char* op) {
 void draw_into(Tensor& t, RandomSpec spec, Generator& gen, const char* op) {
   const bool track = autograd::needs_grad({&t});
   if (track) autograd::check_inplace(t, op);
+  if (track && t.impl()->is_view()) {  // the same values, written as a copy into the base
+    Tensor dense = make_empty(t.shape(), t.dtype(), t.device(), op);
+    draw_values(dense, spec, gen, op);
+    t.copy_(dense);
+    return;
+  }
   draw_values(t, spec, gen, op);
   if (track) autograd::overwritten(t);
 }

@@ -19,7 +19,7 @@ Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op
 
 Tensor make_view(const Tensor& like, Layout layout) {
   auto impl = std::make_shared<TensorImpl>(like.storage(), std::move(layout), like.dtype());
-  impl->set_view();
+  impl->set_view_base(like.impl()->is_view() ? like.impl()->view_base() : like.impl_ptr());
   return Tensor(std::move(impl));
 }
 
@@ -297,8 +297,11 @@ Tensor& Tensor::copy_(const Tensor& src) {
   if (may_overlap(dst, *source.impl())) source = source.clone();
   copy_between(dst, *source.impl(), "copy_");
   dst.storage()->bump_version();
-  // This tensor's history is now src's (reduced back to src's shape and dtype).
-  if (track)
+  // A view's write goes into its base's history (and the view reads the new base); otherwise
+  // this tensor's history is now src's (reduced back to src's shape and dtype).
+  if (track && dst.is_view())
+    autograd::record_view_write(*this, src);
+  else if (track)
     autograd::record("CopyBackward", {src.is_same_storage(*this) ? src.detach() : src}, {*this}, {},
                      [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
                        return std::vector<Tensor>{g[0]};
@@ -313,6 +316,8 @@ Tensor& Tensor::fill_(const Scalar& value) {
   OX_CHECK(scalar_fits(value, impl.dtype()), Value, "fill_", "value ", value,
            " cannot be converted to ", impl.dtype(), " without overflow");
   const bool track = autograd::needs_grad({this});
+  if (track && impl.is_view())  // recorded as a write into the base
+    return copy_(full(impl.layout().shape, value, {impl.dtype(), impl.device()}));
   if (track) autograd::check_inplace(*this, "fill_");
   backend_for(impl.device(), "fill_").fill(impl.array(), value);
   impl.storage()->bump_version();

@@ -40,9 +40,11 @@ class TensorImpl {
   }
   StridedArray array() const { return {data(), layout_.shape, layout_.strides, dtype_, device()}; }
 
-  // Made by a view op (shares its storage with the tensor it was made from).
-  bool is_view() const { return is_view_; }
-  void set_view() { is_view_ = true; }
+  // Made by a view op (shares its storage with the tensor it was made from, its base: the
+  // first tensor of a chain of views, which autograd rewrites when the view is written).
+  bool is_view() const { return view_base_ != nullptr; }
+  const std::shared_ptr<TensorImpl>& view_base() const { return view_base_; }
+  void set_view_base(std::shared_ptr<TensorImpl> base) { view_base_ = std::move(base); }
 
   // Null until autograd first touches this tensor.
   AutogradMeta* autograd() const { return autograd_.get(); }
@@ -56,7 +58,7 @@ class TensorImpl {
   Layout layout_;
   DType dtype_;
   std::unique_ptr<AutogradMeta> autograd_;
-  bool is_view_ = false;
+  std::shared_ptr<TensorImpl> view_base_;
 };
 
 // A new, uninitialised contiguous tensor; checks element and byte counts before allocating.

@@ -114,6 +114,53 @@ TEST(Autograd, InPlaceChecks) {
   expect_values(x.grad(), {2, 2});
 }
 
+TEST(Autograd, WritesIntoViewsRewriteTheBaseHistory) {
+  const Tensor w = ox::arange(12, {.dtype = ox::kF64}).reshape({3, 4});
+  // y = x with columns 1..2 tripled: d sum(y * w) / dx = w there times 3.
+  Tensor x = ox::ones({3, 4}, ox::kF64).requires_grad_();
+  Tensor y = x * 1;
+  y.narrow(1, 1, 2).mul_(3);
+  EXPECT_EQ(y.grad_fn()->name(), "CopySlicesBackward");
+  (y * w).sum().backward();
+  expect_values(x.grad(), {0, 3, 6, 3, 4, 15, 18, 7, 8, 27, 30, 11});
+  // A base without history takes a source that has one.
+  Tensor a = ox::ones({4}, ox::kF64).requires_grad_();
+  Tensor out = ox::zeros({3, 4}, ox::kF64);
+  out.select(0, 1).copy_(a * 2);
+  EXPECT_TRUE(out.requires_grad());
+  (out * w).sum().backward();
+  expect_values(a.grad(), {8, 10, 12, 14});
+  // fill_ through a view, and the written view's own history (it reads the new base).
+  Tensor u = ox::ones({2, 2}, ox::kF64).requires_grad_();
+  Tensor v = u * 1;
+  Tensor row = v.select(0, 0);
+  row.fill_(7);
+  row.add_(u.select(0, 1));
+  (row * 3).sum().backward();
+  expect_values(u.grad(), {0, 0, 3, 3});
+  // A view of a leaf that requires grad is refused; a saved base is caught at backward.
+  const ox::Error e = oxtest::caught([&] { u.narrow(0, 0, 1).add_(1); });
+  EXPECT_EQ(e.kind(), ErrorKind::Value);
+  EXPECT_TRUE(oxtest::contains(e, "leaf")) << e.what();
+  Tensor h = u * 1;
+  Tensor s = h.sin();  // saves h
+  h.select(0, 0).add_(1);
+  const ox::Error late = oxtest::caught([&] { s.sum().backward(); });
+  EXPECT_TRUE(oxtest::contains(late, "SinBackward")) << late.what();
+  // gradcheck (twice) through in-place writes into strided views.
+  const ox::autograd::DifferentiableFn fn = [](const std::vector<Tensor>& in) {
+    Tensor t = in[0] * 1;
+    t.t().narrow(0, 1, 2).mul_(in[1]);
+    t.select(1, 0).copy_(in[1].select(0, 0).sin());
+    return std::vector<Tensor>{t};
+  };
+  ox::Generator gen(5);
+  const Tensor p = ox::rand({3, 4}, {.dtype = ox::kF64}, &gen).requires_grad_();
+  const Tensor q = ox::rand({2, 3}, {.dtype = ox::kF64}, &gen).requires_grad_();
+  EXPECT_TRUE(ox::autograd::gradcheck(fn, {p, q}));
+  EXPECT_TRUE(ox::autograd::gradgradcheck(fn, {p, q}));
+}
+
 TEST(Autograd, GradModeGuards) {
   Tensor x = leaf({1});
   EXPECT_TRUE(ox::is_grad_enabled());

@@ -454,10 +454,16 @@ TEST(AutogradRulesIndex, InPlaceRefusesLeavesAndViews) {
           "index_add_");
   refused(oxtest::caught([&] { ox::index_put_(x, {idx({1})}, s.index({0})); }), "index_put");
   refused(oxtest::caught([&] { x.index_put_({idx({1})}, 2.0); }), "index_put_");
-  Tensor y = x * 1.0;
+  Tensor leaf_view = x.index({Slice(0, 2)});
+  refused(oxtest::caught([&] { leaf_view.index_put_({idx({1})}, 2.0); }), "index_put_");
+  // A view of a tensor with history takes the write into its base's history: y[1] = 5 leaves
+  // rows 0 and 2 of d sum(y) / dx at 2.
+  Tensor y = x * 2.0;
   Tensor view = y.index({Slice(0, 2)});
-  refused(oxtest::caught([&] { ox::scatter_(view, 0, i0, s); }), "scatter_");
-  refused(oxtest::caught([&] { view.index_put_({idx({1})}, 2.0); }), "index_put_");
+  view.index_put_({idx({1})}, 5.0);
+  y.sum().backward();
+  expect_values(x.grad(), {2, 2, 2, 2, 0, 0, 0, 0, 2, 2, 2, 2}, "index_put_ into a view");
+  x.mutable_grad() = Tensor();
   // Under NoGradGuard the write goes through and records nothing.
   {
     ox::NoGradGuard no_grad;

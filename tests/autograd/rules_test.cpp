@@ -285,6 +285,15 @@ TEST(AutogradRules, Views) {
                      return out * ox::arange(3, {.dtype = ox::kF64});
                    },
                    {x});
+  // An in-place write into a view rewrites its base's history (CopySlices).
+  expect_gradcheck(
+      "mul_ into a view",
+      [](const Inputs& in) {
+        Tensor t = in[0] * 1;
+        t.t().narrow(0, 1, 2).mul_(in[0].narrow(1, 0, 2).t());
+        return t;
+      },
+      {x}, true);
   // Through f32 the function is a staircase at 1e-7: differences need a wider step.
   expect_gradcheck("to f32 and back",
                    [](const Inputs& in) { return in[0].to(ox::kF32).to(ox::kF64) * 1; }, {x}, false,
