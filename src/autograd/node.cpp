@@ -230,6 +230,10 @@ void record_unlisted(const char* name, bool static_name, const std::vector<Tenso
                      VjpFn vjp) {
   auto node = std::make_shared<FunctionNode>(name, static_name, std::move(vjp));
   node->sequence_nr_ = g_sequence.fetch_add(1);
+  node->next_.reserve(inputs.size());
+  node->inputs_.reserve(inputs.size());
+  node->saved_.reserve(saved.size());
+  node->outputs_.reserve(outputs.size());
   for (const Tensor& in : inputs) {
     node->next_.push_back(in.defined() && in.requires_grad() ? gradient_edge(in) : Edge{});
     node->inputs_.push_back(in.defined() ? info_of(in) : Node::OutputInfo{{}, kF32, Device::cpu()});

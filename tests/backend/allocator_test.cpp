@@ -90,13 +90,22 @@ TEST(Allocator, SeveralBlocksOfOneSizeAllComeBack) {
   for (void* p : again) a.deallocate(p, kMiB);
 }
 
-TEST(Allocator, SmallBlocksAreNotCached) {
+TEST(Allocator, SmallBlocksAreReusedWithinTheirSize) {
   CachingAllocator a;
   a.set_cache_limit(64 * kMiB);
-  for (size_t n : {size_t{1}, size_t{64}, size_t{1024}, size_t{4096}, kMin / 2, kMin - 4096}) {
+  for (size_t n : {size_t{1}, size_t{64}, size_t{1000}, size_t{4096}, kMin / 2, kMin - 64}) {
+    const size_t rounded = (n + 63) / 64 * 64;
     void* p = a.allocate(n);
     a.deallocate(p, n);
+    EXPECT_EQ(a.cached_bytes(), rounded) << n;
+    void* other = a.allocate(rounded + 64);  // another size: a fresh block
+    EXPECT_NE(other, p) << n;
+    void* q = a.allocate(rounded - (rounded > 64 ? 63 : 0));  // the same 64-byte size
+    EXPECT_EQ(q, p) << n;
     EXPECT_EQ(a.cached_bytes(), 0u) << n;
+    a.deallocate(q, n);
+    a.deallocate(other, rounded + 64);
+    a.empty_cache();
   }
 }
 
@@ -106,6 +115,8 @@ TEST(Allocator, ZeroLimitDisablesCaching) {
   EXPECT_EQ(a.cache_limit(), 0u);
   void* p = a.allocate(kMiB);
   a.deallocate(p, kMiB);
+  void* small = a.allocate(100);
+  a.deallocate(small, 100);
   EXPECT_EQ(a.cached_bytes(), 0u);
 }
 

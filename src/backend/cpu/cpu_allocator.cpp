@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include "oxmera/core/error.h"
@@ -48,7 +49,15 @@ void* CachingAllocator::allocate(size_t nbytes) {
   if (nbytes == 0) return nullptr;
   OX_CHECK(nbytes <= SIZE_MAX - kPage, Value, "allocate", "cannot allocate ", nbytes, " bytes");
   const size_t size = rounded(nbytes);
-  if (size >= kMinCachedBytes) {
+  if (size < kMinCachedBytes) {
+    std::lock_guard lock(mutex_);
+    if (std::vector<void*>& blocks = small_blocks_[size / kAlignment - 1]; !blocks.empty()) {
+      void* block = blocks.back();
+      blocks.pop_back();
+      cached_bytes_ -= size;
+      return block;
+    }
+  } else {
     std::lock_guard lock(mutex_);
     if (auto it = free_blocks_.find(size); it != free_blocks_.end()) {
       void* block = it->second;
@@ -69,12 +78,18 @@ void* CachingAllocator::allocate(size_t nbytes) {
 void CachingAllocator::deallocate(void* ptr, size_t nbytes) noexcept {
   if (!ptr) return;
   const size_t size = rounded(nbytes);
-  if (size >= kMinCachedBytes) {
+  {
     std::lock_guard lock(mutex_);
     if (cached_bytes_ + size <= limit_) {
-      free_blocks_.emplace(size, ptr);
-      cached_bytes_ += size;
-      return;
+      try {
+        if (size < kMinCachedBytes)
+          small_blocks_[size / kAlignment - 1].push_back(ptr);
+        else
+          free_blocks_.emplace(size, ptr);
+        cached_bytes_ += size;
+        return;
+      } catch (const std::bad_alloc&) {  // no room to remember it: give it back instead
+      }
     }
   }
   std::free(ptr);
@@ -84,6 +99,10 @@ void CachingAllocator::empty_cache() noexcept {
   std::lock_guard lock(mutex_);
   for (auto& [size, block] : free_blocks_) std::free(block);
   free_blocks_.clear();
+  for (std::vector<void*>& blocks : small_blocks_) {
+    for (void* block : blocks) std::free(block);
+    blocks.clear();
+  }
   cached_bytes_ = 0;
 }
 

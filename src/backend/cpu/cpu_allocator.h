@@ -1,11 +1,14 @@
 #pragma once
-// The CPU allocator: 64-byte aligned blocks; freed large blocks are kept in a size-keyed
-// cache so that a loop allocating the same shapes reuses warm pages instead of faulting in
-// fresh ones from the kernel on every call.
+// The CPU allocator: 64-byte aligned blocks; freed blocks are kept in a size-keyed cache so
+// that a loop allocating the same shapes reuses warm pages instead of faulting in fresh ones
+// from the kernel on every call, and small tensors skip glibc's aligned allocation (which
+// splits and re-merges its arena chunks on every call: most of a small op's time).
 
+#include <array>
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "backend/allocator.h"
 
@@ -13,8 +16,8 @@ namespace ox::cpu {
 
 class CachingAllocator final : public Allocator {
  public:
-  // Blocks of at least this size are cached; smaller ones go straight to malloc, which
-  // already recycles them from its own arenas.
+  // Blocks of at least this size are page-rounded and cached by size; smaller ones are
+  // rounded to 64 bytes and cached in one list per size.
   static constexpr size_t kMinCachedBytes = size_t{1} << 16;
 
   CachingAllocator();
@@ -32,6 +35,8 @@ class CachingAllocator final : public Allocator {
   static size_t rounded(size_t nbytes);
   mutable std::mutex mutex_;
   std::multimap<size_t, void*> free_blocks_;  // rounded size -> block
+  static constexpr size_t kSmallSizes = kMinCachedBytes / 64;
+  std::array<std::vector<void*>, kSmallSizes> small_blocks_;  // [size / 64 - 1] -> blocks
   size_t cached_bytes_ = 0;
   size_t limit_;
 };
