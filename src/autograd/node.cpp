@@ -283,19 +283,16 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
 
 void check_inplace(const Tensor& self, const char* op) {
   if (!is_grad_enabled()) return;
-  if (self.impl()->is_view()) {
-    const AutogradMeta* base = self.impl()->view_base()->autograd();
-    OX_CHECK(!(base && base->requires_grad && !base->grad_fn), Value, op, "a view (shape ",
-             self.shape(),
-             ") of a leaf tensor that requires grad cannot be modified in place; "
-             "do it under ox::NoGradGuard, or on a clone()");
-    return;
-  }
-  const AutogradMeta* meta = self.impl()->autograd();
-  if (!meta) return;
-  OX_CHECK(!(meta->requires_grad && !meta->grad_fn), Value, op,
-           "a leaf tensor that requires grad (shape ", self.shape(),
-           ") cannot be modified in place; do it under ox::NoGradGuard, or on a clone()");
+  const auto is_grad_leaf = [](const TensorImpl& t) {
+    const AutogradMeta* meta = t.autograd();
+    return meta && meta->requires_grad && !meta->grad_fn;
+  };
+  OX_CHECK(!is_grad_leaf(*self.impl()), Value, op, "a leaf tensor that requires grad (shape ",
+           self.shape(), ") cannot be modified in place; do it under ox::NoGradGuard, or on a ",
+           "clone()");
+  OX_CHECK(!self.impl()->is_view() || !is_grad_leaf(*self.impl()->view_base()), Value, op,
+           "a view (shape ", self.shape(), ") of a leaf tensor that requires grad cannot be ",
+           "modified in place; do it under ox::NoGradGuard, or on a clone()");
 }
 
 void overwritten(const Tensor& self) {

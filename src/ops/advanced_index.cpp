@@ -371,14 +371,23 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Scalar
   return *this;
 }
 
-Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& values,
-                   bool accumulate) {
-  const char* op = "index_put";
+namespace {
+
+// index_put's operands: defined, on one device, values of x's dtype.
+void check_put(const Tensor& x, const Tensor& values, const char* op) {
   ops::impl_of(x, op);
   ops::impl_of(values, op);
   ops::common_device(op, {&x, &values});
   OX_CHECK(values.dtype() == x.dtype(), DType, op, "values of dtype ", values.dtype(),
            " must have the tensor's dtype ", x.dtype());
+}
+
+}  // namespace
+
+Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& values,
+                   bool accumulate) {
+  const char* op = "index_put";
+  check_put(x, values, op);
   const std::vector<DimIndex> listing = listed(x, indices, op);
   if (autograd::needs_grad({&x, &values})) {
     ops::check_writable(x, op);
@@ -392,11 +401,7 @@ Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& 
 Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values,
                  bool accumulate) {
   const char* op = "index_put";
-  ops::impl_of(x, op);
-  ops::impl_of(values, op);
-  ops::common_device(op, {&x, &values});
-  OX_CHECK(values.dtype() == x.dtype(), DType, op, "values of dtype ", values.dtype(),
-           " must have the tensor's dtype ", x.dtype());
+  check_put(x, values, op);
   return put_recorded(x, listed(x, indices, op), values, accumulate, op);
 }
 

@@ -142,6 +142,8 @@ TEST(Autograd, WritesIntoViewsRewriteTheBaseHistory) {
   const ox::Error e = oxtest::caught([&] { u.narrow(0, 0, 1).add_(1); });
   EXPECT_EQ(e.kind(), ErrorKind::Value);
   EXPECT_TRUE(oxtest::contains(e, "leaf")) << e.what();
+  Tensor leaf_view = ox::zeros({4}, ox::kF64).narrow(0, 1, 2).requires_grad_();
+  EXPECT_EQ(kind_of([&] { leaf_view.mul_(2); }), ErrorKind::Value);
   Tensor h = u * 1;
   Tensor s = h.sin();  // saves h
   h.select(0, 0).add_(1);

@@ -46,4 +46,24 @@ void expect_gradcheck(const std::string& what, const GradFn& fn,
 
 const std::set<std::string>& gradchecked_nodes() { return covered(); }
 
+ox::Tensor values(const ox::Shape& shape, double lo, double hi, uint64_t seed) {
+  ox::Generator gen(seed);
+  return ox::rand(shape, {.dtype = ox::kF64}, &gen) * (hi - lo) + lo;
+}
+
+ox::Tensor leaf(const ox::Tensor& t) { return t.detach().clone().requires_grad_(); }
+
+ox::Tensor transposed_leaf(const ox::Tensor& t) {
+  return t.detach().transpose(-2, -1).contiguous().transpose(-2, -1).requires_grad_();
+}
+
+ox::Tensor sliced_leaf(const ox::Tensor& t) {
+  const ox::Tensor d = t.detach();
+  const int64_t n = d.size(-1);
+  return ox::cat({d.unsqueeze(-1), d.unsqueeze(-1)}, -1)
+      .flatten(-2)
+      .slice(-1, 0, 2 * n, 2)
+      .requires_grad_();
+}
+
 }  // namespace ox_test

@@ -5,6 +5,7 @@
 
 #include <oxmera/oxmera.h>
 
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <string>
@@ -21,5 +22,13 @@ void expect_gradcheck(const std::string& what, const GradFn& fn,
 
 // The node names (grad_fn()->name()) of the graphs that passed expect_gradcheck so far.
 const std::set<std::string>& gradchecked_nodes();
+
+// f64 values in [lo, hi], reproducible from the seed.
+ox::Tensor values(const ox::Shape& shape, double lo, double hi, uint64_t seed);
+// A copy of t's values as a leaf that requires grad: contiguous; with the last two dims stored
+// transposed; or as every other element along the last dim of a wider tensor.
+ox::Tensor leaf(const ox::Tensor& t);
+ox::Tensor transposed_leaf(const ox::Tensor& t);
+ox::Tensor sliced_leaf(const ox::Tensor& t);
 
 }  // namespace ox_test

@@ -19,29 +19,10 @@ namespace {
 using ox::Tensor;
 using Inputs = std::vector<Tensor>;
 using Fn = std::function<Tensor(const Inputs&)>;
-
-// Values in [lo, hi] (f64), reproducible.
-Tensor values(const ox::Shape& shape, double lo, double hi, uint64_t seed) {
-  ox::Generator gen(seed);
-  return ox::rand(shape, {.dtype = ox::kF64}, &gen) * (hi - lo) + lo;
-}
-
-Tensor leaf(const Tensor& t) { return t.detach().clone().requires_grad_(); }
-
-// The same values with the last two dims stored transposed: a strided leaf of the same shape.
-Tensor transposed_leaf(const Tensor& t) {
-  return t.detach().transpose(-2, -1).contiguous().transpose(-2, -1).requires_grad_();
-}
-
-// The same values as every other element along the last dim of a wider tensor.
-Tensor sliced_leaf(const Tensor& t) {
-  const Tensor d = t.detach();
-  const int64_t n = d.size(-1);
-  return ox::cat({d.unsqueeze(-1), d.unsqueeze(-1)}, -1)
-      .flatten(-2)
-      .slice(-1, 0, 2 * n, 2)
-      .requires_grad_();
-}
+using ox_test::leaf;
+using ox_test::sliced_leaf;
+using ox_test::transposed_leaf;
+using ox_test::values;
 
 using ox_test::expect_gradcheck;
 

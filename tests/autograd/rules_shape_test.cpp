@@ -19,6 +19,8 @@ namespace {
 using ox::Tensor;
 using Inputs = std::vector<Tensor>;
 using Fn = std::function<Tensor(const Inputs&)>;
+using ox_test::leaf;
+using ox_test::transposed_leaf;
 
 // Distinct values in [lo, hi] (f64), reproducible: a shuffled ramp with random offsets smaller
 // than the step, so sorts and running maxima have no ties for differences to cross.
@@ -30,11 +32,6 @@ Tensor distinct(const ox::Shape& shape, double lo, double hi, uint64_t seed) {
   const Tensor jitter = ox::rand({n}, {.dtype = ox::kF64}, &gen) * 0.5;
   const double step = (hi - lo) / static_cast<double>(std::max<int64_t>(n, 1));
   return ((order + jitter) * step + lo).reshape(shape);
-}
-
-Tensor leaf(const Tensor& t) { return t.detach().clone().requires_grad_(); }
-Tensor transposed_leaf(const Tensor& t) {
-  return t.detach().transpose(-2, -1).contiguous().transpose(-2, -1).requires_grad_();
 }
 
 using ox_test::expect_gradcheck;
