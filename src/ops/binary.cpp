@@ -126,12 +126,15 @@ Tensor binary_op_recorded(const TensorOrScalar& a, const TensorOrScalar& b, Bina
                tb = b.is_scalar() ? Tensor() : b.tensor();
   const std::optional<Scalar> sa = a.is_scalar() ? std::optional(a.scalar()) : std::nullopt;
   const std::optional<Scalar> sb = b.is_scalar() ? std::optional(b.scalar()) : std::nullopt;
-  // The result is saved only by the rules that read it (an in-place write into it would
-  // otherwise fail their backward needlessly).
+  // Each tensor is saved only when the rule reads it: a later in-place write into an unsaved
+  // one must not fail the backward (add and sub read neither operand, div not its numerator).
   const bool keep_out = op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Hypot ||
                         op == BinaryOp::LogAddExp;
+  const bool linear = op == BinaryOp::Add || op == BinaryOp::Sub;
+  const bool keep_a = !linear && op != BinaryOp::Div;
   autograd::record(
-      name, {ta, tb}, {out}, {ta, tb, keep_out ? out : Tensor()},
+      name, {ta, tb}, {out},
+      {keep_a ? ta : Tensor(), linear ? Tensor() : tb, keep_out ? out : Tensor()},
       [op, alpha, sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
         // The common arithmetic directly, scalars as scalars and no work for a
         // scalar operand's gradient.

@@ -112,6 +112,13 @@ TEST(Autograd, InPlaceChecks) {
   z.add_(1);
   z.sum().backward();
   expect_values(x.grad(), {2, 2});
+  // add saves neither operand, so writing one in place afterwards does not fail its backward.
+  Tensor a = leaf({1, 2});
+  Tensor p = a * 1;
+  Tensor q = p + 2;
+  p.mul_(3);
+  q.sum().backward();
+  expect_values(a.grad(), {1, 1});
 }
 
 TEST(Autograd, WritesIntoViewsRewriteTheBaseHistory) {
