@@ -4,9 +4,9 @@
 // primitive. Dtype and NaN rules of every op are in docs/OPS.md.
 
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
-#include <string_view>
 
 #include "oxmera/tensor.h"
 
@@ -156,7 +156,8 @@ struct NormGrads {
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
 NormResult layer_norm_forward(const Tensor& x, const Shape& normalized_shape,
-                              const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+                              const Tensor& weight = {}, const Tensor& bias = {},
+                              double eps = 1e-5);
 NormGrads layer_norm_backward(const Tensor& grad_out, const Tensor& x,
                               const Shape& normalized_shape, const Tensor& mean, const Tensor& rstd,
                               const Tensor& weight, bool want_weight, bool want_bias);
@@ -263,10 +264,10 @@ std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = f
 // NumPy/PyTorch matmul: 1-D @ 1-D is a dot (0-d); a 1-D left operand gains a leading dim and a
 // 1-D right operand a trailing one, dropped from the result; batch dims broadcast. 0-d refused.
 Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor mm(const Tensor& a, const Tensor& b);   // [M, K] @ [K, N]
-Tensor bmm(const Tensor& a, const Tensor& b);  // [B, M, K] @ [B, K, N], no broadcasting
-Tensor mv(const Tensor& a, const Tensor& v);   // [M, K] @ [K] -> [M]
-Tensor dot(const Tensor& a, const Tensor& b);  // [K] . [K] -> 0-d
+Tensor mm(const Tensor& a, const Tensor& b);     // [M, K] @ [K, N]
+Tensor bmm(const Tensor& a, const Tensor& b);    // [B, M, K] @ [B, K, N], no broadcasting
+Tensor mv(const Tensor& a, const Tensor& v);     // [M, K] @ [K] -> [M]
+Tensor dot(const Tensor& a, const Tensor& b);    // [K] . [K] -> 0-d
 Tensor outer(const Tensor& a, const Tensor& b);  // [M] x [N] -> [M, N] (an elementwise product)
 // beta * input + alpha * (a @ b); input broadcasts to the result; beta == 0 ignores input
 // (NaN there does not propagate). Integer operands need integral alpha and beta.
@@ -295,6 +296,7 @@ struct IntPair {
   IntPair(int64_t h_, int64_t w_) : h(h_), w(w_) {}
   int64_t h, w;
 };
+std::ostream& operator<<(std::ostream& os, const IntPair& p);  // "(h, w)"
 // An IntPair that may be left out (`{}`), as pooling's stride, which then equals the kernel.
 struct OptionalIntPair {
   OptionalIntPair() = default;
@@ -309,7 +311,7 @@ struct Conv2dPadding {
   template <class I>  // a template, so that a literal 0 is not taken for a null pointer
   requires std::is_integral_v<I> Conv2dPadding(I both) : value(int64_t(both)) {}  // NOLINT
   Conv2dPadding(int64_t h, int64_t w) : value(h, w) {}
-  Conv2dPadding(const char* mode);  // NOLINT: "same" or "valid"
+  Conv2dPadding(const char* mode);       // NOLINT: "same" or "valid"
   Conv2dPadding(std::string_view mode);  // NOLINT
   PaddingMode mode = PaddingMode::Explicit;
   IntPair value;
@@ -317,7 +319,7 @@ struct Conv2dPadding {
 struct Conv1dPadding {
   template <class I>
   requires std::is_integral_v<I> Conv1dPadding(I v) : value(int64_t(v)) {}  // NOLINT
-  Conv1dPadding(const char* mode);  // NOLINT: "same" or "valid"
+  Conv1dPadding(const char* mode);       // NOLINT: "same" or "valid"
   Conv1dPadding(std::string_view mode);  // NOLINT
   PaddingMode mode = PaddingMode::Explicit;
   int64_t value;
@@ -344,10 +346,10 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
               const Conv2dOptions& options = {});
 // The gradients of conv2d for an upstream gradient grad_output [N, O, Ho, Wo]: with respect to
 // its input (of input_shape), and to its weight (of weight_shape), as torch.nn.grad.
-Tensor conv2d_input_grad(const Shape& input_shape, const Tensor& weight,
-                         const Tensor& grad_output, const Conv2dOptions& options = {});
-Tensor conv2d_weight_grad(const Tensor& input, const Shape& weight_shape,
-                          const Tensor& grad_output, const Conv2dOptions& options = {});
+Tensor conv2d_input_grad(const Shape& input_shape, const Tensor& weight, const Tensor& grad_output,
+                         const Conv2dOptions& options = {});
+Tensor conv2d_weight_grad(const Tensor& input, const Shape& weight_shape, const Tensor& grad_output,
+                          const Conv2dOptions& options = {});
 struct ConvTranspose2dOptions {
   IntPair stride = 1;
   IntPair padding = 0;
@@ -383,8 +385,8 @@ struct AvgPool2dOptions {
   std::optional<int64_t> divisor_override = std::nullopt;  // nonzero
 };
 Tensor avg_pool2d(const Tensor& input, IntPair kernel_size, const AvgPool2dOptions& options = {});
-Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape,
-                           IntPair kernel_size, const AvgPool2dOptions& options = {});
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, IntPair kernel_size,
+                           const AvgPool2dOptions& options = {});
 // Window of output o along a dim of size n: [floor(o * n / out), ceil((o + 1) * n / out)).
 Tensor adaptive_avg_pool2d(const Tensor& input, IntPair output_size);
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape);

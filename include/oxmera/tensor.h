@@ -130,6 +130,10 @@ class Tensor {
                     std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const;  // sliding windows, last dim
   Tensor detach() const;  // same storage, no autograd history
+  // Points this tensor (every handle to it) at `source`'s storage, layout and dtype, keeping
+  // its autograd flags, as PyTorch's `param.data = source`: how Module::to converts parameters
+  // in place. A tensor that requires grad takes only floating data.
+  void set_data(const Tensor& source) const;
 
   // Copies.
   Tensor contiguous() const;  // this tensor when already contiguous

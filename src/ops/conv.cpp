@@ -17,6 +17,10 @@
 
 namespace ox {
 
+std::ostream& operator<<(std::ostream& os, const IntPair& p) {
+  return os << "(" << p.h << ", " << p.w << ")";
+}
+
 namespace {
 
 // The column buffer of one chunk stays below this (the im2col of a whole large batch could

@@ -249,6 +249,14 @@ Tensor Tensor::detach() const {
   return Tensor(std::make_shared<TensorImpl>(impl.storage(), impl.layout(), impl.dtype()));
 }
 
+void Tensor::set_data(const Tensor& source) const {
+  TensorImpl& impl = const_cast<TensorImpl&>(checked("set_data"));
+  OX_CHECK(source.defined(), Value, "set_data", "the source tensor is undefined");
+  OX_CHECK(!requires_grad() || is_floating(source.dtype()), DType, "set_data",
+           "a tensor that requires grad cannot take ", source.dtype(), " data");
+  impl.set_data(source.storage(), source.layout(), source.dtype());
+}
+
 // ---- Copies -------------------------------------------------------------------------------
 
 Tensor Tensor::contiguous() const {

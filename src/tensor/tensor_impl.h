@@ -40,6 +40,12 @@ class TensorImpl {
   }
   StridedArray array() const { return {data(), layout_.shape, layout_.strides, dtype_, device()}; }
 
+  void set_data(std::shared_ptr<Storage> storage, Layout layout, DType dtype) {
+    storage_ = std::move(storage);
+    layout_ = std::move(layout);
+    dtype_ = dtype;
+  }
+
   // Made by a view op (shares its storage with the tensor it was made from, its base: the
   // first tensor of a chain of views, which autograd rewrites when the view is written).
   bool is_view() const { return view_base_ != nullptr; }

@@ -1,0 +1,162 @@
+// The functional forms that are composites of ops (linear, bilinear, group_norm, batch_norm,
+// dropout2d, embedding); attention is in attention.cpp.
+
+#include "oxmera/nn/functional.h"
+
+#include "oxmera/autograd.h"
+
+namespace ox::nn::functional {
+
+namespace {
+
+// A view of a per-channel tensor [C] that broadcasts against [N, C, d1, ...] of `dims` dims.
+Tensor per_channel(const Tensor& t, int64_t dims) {
+  Shape shape(static_cast<size_t>(std::max<int64_t>(dims - 1, 1)), 1);
+  shape[0] = t.size(0);
+  return t.view(shape);
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  OX_CHECK(input.defined() && weight.defined(), Value, "linear",
+           "input and weight must be defined");
+  OX_CHECK(weight.dim() == 2 && input.dim() >= 1 && input.size(-1) == weight.size(1), Shape,
+           "linear", "input ", input.shape(), " does not match weight ", weight.shape(),
+           " (expected [..., ", weight.dim() == 2 ? weight.size(1) : -1, "])");
+  OX_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), Shape, "linear",
+           "bias ", bias.defined() ? bias.shape() : Shape{}, " does not match weight ",
+           weight.shape());
+  if (input.dim() == 2)
+    return bias.defined() ? addmm(bias, input, weight.t()) : mm(input, weight.t());
+  // Leading dims flatten into one GEMM (a view when the input allows it).
+  Shape out_shape = input.shape();
+  out_shape[out_shape.size() - 1] = weight.size(0);
+  const Tensor rows = input.reshape({-1, input.size(-1)});
+  const Tensor out = bias.defined() ? addmm(bias, rows, weight.t()) : mm(rows, weight.t());
+  return out.view(out_shape);
+}
+
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const Tensor& bias) {
+  OX_CHECK(weight.dim() == 3, Shape, "bilinear", "weight must be [out, in1, in2], got ",
+           weight.shape());
+  const int64_t out = weight.size(0), in1 = weight.size(1), in2 = weight.size(2);
+  OX_CHECK(input1.dim() >= 1 && input2.dim() >= 1 && input1.size(-1) == in1 &&
+               input2.size(-1) == in2 &&
+               Shape(input1.shape().begin(), input1.shape().end() - 1) ==
+                   Shape(input2.shape().begin(), input2.shape().end() - 1),
+           Shape, "bilinear", "inputs ", input1.shape(), " and ", input2.shape(),
+           " do not match weight ", weight.shape());
+  OX_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out), Shape, "bilinear", "bias ",
+           bias.defined() ? bias.shape() : Shape{}, " does not match ", out, " outputs");
+  const Tensor x1 = input1.reshape({-1, in1}), x2 = input2.reshape({-1, in2});
+  // (x1 · W[o]) for every o in one GEMM, then the dot with x2 along in2.
+  const Tensor left = mm(x1, weight.permute({1, 0, 2}).reshape({in1, out * in2}));
+  Tensor result = (left.view({-1, out, in2}) * x2.unsqueeze(1)).sum(-1);
+  if (bias.defined()) result = result + bias;
+  Shape out_shape = input1.shape();
+  out_shape[out_shape.size() - 1] = out;
+  return result.view(out_shape);
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  OX_CHECK(input.dim() >= 2, Shape, "group_norm", "input must be [N, C, ...], got ", input.shape());
+  const int64_t channels = input.size(1);
+  OX_CHECK(num_groups > 0 && channels % num_groups == 0, Value, "group_norm", channels,
+           " channels cannot be split into ", num_groups, " groups");
+  for (const Tensor* t : {&weight, &bias})
+    OX_CHECK(!t->defined() || (t->dim() == 1 && t->size(0) == channels), Shape, "group_norm",
+             "weight and bias must be [", channels, "], got ", t->shape());
+  // Each group of channels (and its spatial extent) is one row of the fused layer norm.
+  const int64_t per_group = input.numel() / std::max<int64_t>(input.size(0) * num_groups, 1);
+  Tensor out =
+      layer_norm(input.reshape({input.size(0), num_groups, per_group}), {per_group}, {}, {}, eps)
+          .view(input.shape());
+  if (weight.defined()) out = out * per_channel(weight, input.dim());
+  if (bias.defined()) out = out + per_channel(bias, input.dim());
+  return out;
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  OX_CHECK(input.dim() >= 2, Shape, "batch_norm", "input must be [N, C, ...], got ", input.shape());
+  OX_CHECK(is_floating(input.dtype()), DType, "batch_norm", "input must be floating, got ",
+           input.dtype());
+  const int64_t channels = input.size(1);
+  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
+    OX_CHECK(!t->defined() || (t->dim() == 1 && t->size(0) == channels), Shape, "batch_norm",
+             "per-channel tensors must be [", channels, "], got ", t->shape());
+  OX_CHECK(training || (running_mean.defined() && running_var.defined()), Value, "batch_norm",
+           "running_mean and running_var are needed outside training");
+  Dims reduce_dims = {0};
+  for (int64_t d = 2; d < input.dim(); ++d) reduce_dims.push_back(d);
+  const int64_t count = input.numel() / std::max<int64_t>(channels, 1);
+
+  Tensor mean, var;
+  if (training) {
+    OX_CHECK(count > 1, Value, "batch_norm",
+             "expected more than 1 value per channel when "
+             "training, got input ",
+             input.shape());
+    mean = input.mean(reduce_dims);
+    var = input.var(reduce_dims, /*correction=*/0);
+    if (running_mean.defined()) {
+      NoGradGuard no_grad;
+      const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
+      Tensor(running_mean).copy_(running_mean * (1 - momentum) + mean.detach() * momentum);
+      Tensor(running_var).copy_(running_var * (1 - momentum) + var.detach() * (momentum * unbias));
+    }
+  } else {
+    mean = running_mean.to(input.dtype());
+    var = running_var.to(input.dtype());
+  }
+  const int64_t dims = input.dim();
+  Tensor scale = rsqrt(var + eps);
+  if (weight.defined()) scale = scale * weight;
+  Tensor shift = -mean * scale;
+  if (bias.defined()) shift = shift + bias;
+  // One fused multiply-add pass over the input: x * scale + shift, per channel.
+  return addcmul(per_channel(shift, dims), input, per_channel(scale, dims));
+}
+
+Tensor dropout2d(const Tensor& input, double p, bool training, Generator* gen) {
+  OX_CHECK(p >= 0 && p <= 1, Value, "dropout2d", "probability ", p, " is outside [0, 1]");
+  OX_CHECK(input.dim() == 3 || input.dim() == 4, Shape, "dropout2d",
+           "input must be [N, C, H, W] or [C, H, W], got ", input.shape());
+  if (!training || p == 0) return input;
+  Shape mask_shape = input.shape();
+  for (size_t d = input.dim() == 4 ? 2 : 1; d < mask_shape.size(); ++d) mask_shape[d] = 1;
+  if (p == 1) return input * zeros(mask_shape, {input.dtype(), input.device()});
+  const Tensor keep = bernoulli(mask_shape, 1 - p, {input.dtype(), input.device()}, gen);
+  return input * (keep * (1.0 / (1.0 - p)));
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, const EmbeddingOptions& options) {
+  OX_CHECK(weight.defined() && weight.dim() == 2, Shape, "embedding",
+           "weight must be [num_embeddings, dim], got ",
+           weight.defined() ? weight.shape() : Shape{});
+  std::optional<int64_t> padding = options.padding_idx;
+  if (padding) {
+    const int64_t rows = weight.size(0);
+    OX_CHECK(*padding >= -rows && *padding < rows, Index, "embedding", "padding_idx ", *padding,
+             " is out of range for ", rows, " embeddings");
+    if (*padding < 0) *padding += rows;
+  }
+  if (options.max_norm) {
+    // Rows looked up whose norm exceeds max_norm are scaled down in place, as PyTorch's
+    // embedding_renorm_ (the weight changes outside autograd).
+    NoGradGuard no_grad;
+    const Tensor flat = indices.reshape({-1});
+    const Tensor rows = index_select(weight, 0, flat);
+    const Tensor norms = rows.norm(options.norm_type, {1}, /*keepdim=*/true);
+    const Tensor scale = where(norms > *options.max_norm, *options.max_norm / (norms + 1e-7), 1.0);
+    Tensor target = weight.detach();
+    index_put_(target, {flat}, (rows * scale).to(weight.dtype()));
+  }
+  return ox::embedding(weight, indices, padding);
+}
+
+}  // namespace ox::nn::functional

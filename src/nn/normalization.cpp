@@ -1,0 +1,159 @@
+#include "oxmera/nn/normalization.h"
+
+#include <ostream>
+
+#include "oxmera/autograd.h"
+#include "oxmera/nn/functional.h"
+#include "oxmera/nn/init.h"
+
+namespace ox::nn {
+
+namespace {
+const char* flag(bool b) { return b ? "true" : "false"; }
+}  // namespace
+
+LayerNormImpl::LayerNormImpl(Shape shape, const LayerNormOptions& options)
+    : Module("LayerNorm"), normalized_shape(std::move(shape)), options(options) {
+  if (options.elementwise_affine) {
+    weight = register_parameter("weight", empty(normalized_shape));
+    if (options.bias) bias = register_parameter("bias", empty(normalized_shape));
+  }
+  reset_parameters();
+}
+
+void LayerNormImpl::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor LayerNormImpl::forward(const Tensor& input) const {
+  if (weight.defined()) check_input_dtype("LayerNorm", input, weight);
+  return layer_norm(input, normalized_shape, weight, bias, options.eps);
+}
+
+void LayerNormImpl::pretty_print(std::ostream& os) const {
+  os << "LayerNorm(" << normalized_shape << ", eps=" << options.eps
+     << ", elementwise_affine=" << flag(options.elementwise_affine) << ")";
+}
+
+RMSNormImpl::RMSNormImpl(Shape shape, const RMSNormOptions& options)
+    : Module("RMSNorm"), normalized_shape(std::move(shape)), options(options) {
+  if (options.elementwise_affine) weight = register_parameter("weight", empty(normalized_shape));
+  reset_parameters();
+}
+
+void RMSNormImpl::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+}
+
+Tensor RMSNormImpl::forward(const Tensor& input) const {
+  if (weight.defined()) check_input_dtype("RMSNorm", input, weight);
+  return rms_norm(input, normalized_shape, weight, options.eps);
+}
+
+void RMSNormImpl::pretty_print(std::ostream& os) const {
+  os << "RMSNorm(" << normalized_shape << ", eps=";
+  if (options.eps)
+    os << *options.eps;
+  else
+    os << "None";
+  os << ", elementwise_affine=" << flag(options.elementwise_affine) << ")";
+}
+
+GroupNormImpl::GroupNormImpl(int64_t groups, int64_t channels, const GroupNormOptions& options)
+    : Module("GroupNorm"), num_groups(groups), num_channels(channels), options(options) {
+  OX_CHECK(groups > 0 && channels % groups == 0, Value, "GroupNorm", "num_channels ", channels,
+           " must be divisible by num_groups ", groups);
+  if (options.affine) {
+    weight = register_parameter("weight", empty({channels}));
+    bias = register_parameter("bias", empty({channels}));
+  }
+  reset_parameters();
+}
+
+void GroupNormImpl::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor GroupNormImpl::forward(const Tensor& input) const {
+  if (weight.defined()) check_input_dtype("GroupNorm", input, weight);
+  OX_CHECK(input.dim() >= 2 && input.size(1) == num_channels, Shape, "GroupNorm",
+           "expected input [N, ", num_channels, ", ...], got ", input.shape());
+  return functional::group_norm(input, num_groups, weight, bias, options.eps);
+}
+
+void GroupNormImpl::pretty_print(std::ostream& os) const {
+  os << "GroupNorm(" << num_groups << ", " << num_channels << ", eps=" << options.eps
+     << ", affine=" << flag(options.affine) << ")";
+}
+
+BatchNormImpl::BatchNormImpl(const char* type_name, int64_t low, int64_t high, int64_t features,
+                             const BatchNormOptions& options)
+    : Module(type_name),
+      num_features(features),
+      options(options),
+      input_dims_low_(low),
+      input_dims_high_(high) {
+  OX_CHECK(features > 0, Value, type_name, "num_features must be positive, got ", features);
+  if (options.affine) {
+    weight = register_parameter("weight", empty({features}));
+    bias = register_parameter("bias", empty({features}));
+  }
+  if (options.track_running_stats) {
+    running_mean = register_buffer("running_mean", zeros({features}));
+    running_var = register_buffer("running_var", ones({features}));
+    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, {.dtype = kI64}));
+  }
+  reset_parameters();
+}
+
+void BatchNormImpl::reset_running_stats() {
+  if (!options.track_running_stats) return;
+  NoGradGuard no_grad;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+void BatchNormImpl::reset_parameters() {
+  reset_running_stats();
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor BatchNormImpl::forward(const Tensor& input) {
+  OX_CHECK(input.dim() >= input_dims_low_ && input.dim() <= input_dims_high_, Shape, type_name(),
+           "expected a ", input_dims_low_,
+           input_dims_low_ == input_dims_high_ ? "" : " or " + std::to_string(input_dims_high_),
+           "-d input, got ", input.shape());
+  OX_CHECK(input.size(1) == num_features, Shape, type_name(), "expected ", num_features,
+           " channels, got input ", input.shape());
+  if (weight.defined()) check_input_dtype(type_name().c_str(), input, weight);
+  // Batch statistics in training, and always without running statistics (PyTorch).
+  const bool use_batch_stats = is_training() || !options.track_running_stats;
+  double momentum = options.momentum.value_or(0.0);
+  if (is_training() && options.track_running_stats) {
+    NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+    // Without a momentum the running statistics are the average of every batch seen.
+    if (!options.momentum)
+      momentum = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
+  }
+  const bool update = is_training() && options.track_running_stats;
+  return functional::batch_norm(input, update || !use_batch_stats ? running_mean : Tensor(),
+                                update || !use_batch_stats ? running_var : Tensor(), weight, bias,
+                                use_batch_stats, momentum, options.eps);
+}
+
+void BatchNormImpl::pretty_print(std::ostream& os) const {
+  os << type_name() << "(" << num_features << ", eps=" << options.eps << ", momentum=";
+  if (options.momentum)
+    os << *options.momentum;
+  else
+    os << "None";
+  os << ", affine=" << flag(options.affine)
+     << ", track_running_stats=" << flag(options.track_running_stats) << ")";
+}
+
+}  // namespace ox::nn
