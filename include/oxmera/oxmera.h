@@ -9,6 +9,7 @@
 #include "oxmera/core/layout.h"
 #include "oxmera/core/shape.h"
 #include "oxmera/indexing.h"
+#include "oxmera/io.h"
 #include "oxmera/nn.h"
 #include "oxmera/ops.h"
 #include "oxmera/runtime.h"

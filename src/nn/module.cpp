@@ -118,42 +118,39 @@ void Module::train(bool on) {
   for (const auto& [name, child] : children_) child->train(on);
 }
 
-void Module::to(Device device, DType dtype) {
+void Module::convert_tensors(const std::function<Tensor(const Tensor&)>& convert) {
   NoGradGuard no_grad;
-  const auto convert = [&](Tensor& t) {
+  const auto replace = [&](Tensor& t) {
     if (!t.defined()) return;
-    const DType target = is_floating(t.dtype()) ? dtype : t.dtype();
-    t.set_data(t.detach().to(device, target));
-    if (t.grad().defined()) t.mutable_grad() = t.grad().to(device, target);
+    t.set_data(convert(t.detach()));
+    if (t.grad().defined()) t.mutable_grad() = convert(t.grad());
   };
-  for (auto& [name, t] : parameters_) convert(t);
-  for (auto& [name, t] : buffers_) convert(t);
-  for (const auto& [name, child] : children_) child->to(device, dtype);
+  for (auto& [name, t] : parameters_) replace(t);
+  for (auto& [name, t] : buffers_) replace(t);
+  for (const auto& [name, child] : children_) child->convert_tensors(convert);
 }
 
+namespace {
+void check_module_dtype(DType dtype) {
+  OX_CHECK(dtype == kF32 || dtype == kF64, DType, "Module.to", "modules compute in f32 or f64, not ",
+           dtype, " (16-bit modules are not supported yet; see docs/NN.md)");
+}
+}  // namespace
+
 void Module::to(Device device) {
-  NoGradGuard no_grad;
-  const auto move = [&](Tensor& t) {
-    if (!t.defined()) return;
-    t.set_data(t.detach().to(device));
-    if (t.grad().defined()) t.mutable_grad() = t.grad().to(device);
-  };
-  for (auto& [name, t] : parameters_) move(t);
-  for (auto& [name, t] : buffers_) move(t);
-  for (const auto& [name, child] : children_) child->to(device);
+  convert_tensors([&](const Tensor& t) { return t.to(device); });
 }
 
 void Module::to(DType dtype) {
-  OX_CHECK(is_floating(dtype), DType, "Module.to", "modules convert to floating dtypes only, not ",
-           dtype);
-  for (const Tensor& p : parameters()) {
-    to(p.device(), dtype);
-    return;
-  }
-  for (const Tensor& b : buffers()) {
-    to(b.device(), dtype);
-    return;
-  }
+  check_module_dtype(dtype);
+  convert_tensors([&](const Tensor& t) { return is_floating(t.dtype()) ? t.to(dtype) : t; });
+}
+
+void Module::to(Device device, DType dtype) {
+  check_module_dtype(dtype);
+  convert_tensors([&](const Tensor& t) {
+    return t.to(device, is_floating(t.dtype()) ? dtype : t.dtype());
+  });
 }
 
 void Module::zero_grad(bool set_to_none) {

@@ -73,7 +73,8 @@ class Module : public std::enable_shared_from_this<Module> {
   bool is_training() const { return training_; }
 
   // Converts every parameter, gradient and buffer in place. to(dtype) converts floating
-  // tensors only (integer buffers keep their dtype), as PyTorch.
+  // tensors only (integer buffers keep their dtype), as PyTorch; modules compute in f32 or
+  // f64 (a DType error for any other dtype).
   void to(Device device);
   void to(DType dtype);
   void to(Device device, DType dtype);
@@ -101,6 +102,8 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void add_child(std::string name, ModulePtr child);
+  // Replaces every parameter's and buffer's data (and each gradient) by convert(it), in place.
+  void convert_tensors(const std::function<Tensor(const Tensor&)>& convert);
   template <class F>
   void visit_tensors(const std::string& prefix, bool recurse, bool buffers_only, F&& fn) const;
 
