@@ -68,10 +68,19 @@ std::vector<float> random_floats(int64_t n, uint64_t seed);
 // Seeds of the inputs, one per operand role.
 inline constexpr uint64_t kSeedA = 1, kSeedB = 2;
 
+// The training-step rows (mlp_step, cnn_step, chargpt_step): model sizes of WORKLOADS.md.
+inline constexpr int64_t kMlpBatch = 128, kCnnBatch = 64;
+inline constexpr int64_t kGptVocab = 96, kGptContext = 64, kGptWidth = 128, kGptHeads = 4,
+                         kGptBlocks = 2, kGptBatch = 32;
+// Class targets in [0, classes) from the same splitmix64 stream, for both frameworks.
+std::vector<int64_t> random_classes(int64_t n, int64_t classes, uint64_t seed);
+
 // Per framework: median seconds per call of workload `id` (one op for small_add; one full
 // call otherwise), run with `threads` threads. Unknown or missing ops give nullopt.
 Timing oxmera_seconds(std::string_view id);
 Timing libtorch_seconds(std::string_view id);
+Timing oxmera_model_seconds(std::string_view id);  // the training-step rows
+Timing libtorch_model_seconds(std::string_view id);
 void oxmera_set_threads(int n);
 void libtorch_set_threads(int n);
 bool libtorch_available();

@@ -25,6 +25,14 @@
 
 namespace oxbench {
 
+std::vector<int64_t> random_classes(int64_t n, int64_t classes, uint64_t seed) {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(n));
+  for (float x : random_floats(n, seed))
+    out.push_back(std::min<int64_t>(classes - 1, int64_t((x + 1.0f) * 0.5f * float(classes))));
+  return out;
+}
+
 std::vector<float> random_floats(int64_t n, uint64_t seed) {
   std::vector<float> v(static_cast<size_t>(n));
   uint64_t state = seed * 0x9E3779B97F4A7C15ull;
@@ -67,6 +75,9 @@ const Spec kSpecs[] = {
     {"small_add", "µs/op", false, 1e6},
     {"transpose_copy", "GB/s", true, (8.0 * kSq) * kGiga},
     {"backward_overhead", "µs/op", false, 1e6},
+    {"mlp_step", "ms", false, 1e3},
+    {"cnn_step", "ms", false, 1e3},
+    {"chargpt_step", "ms", false, 1e3},
 };
 
 struct Result {

@@ -1,4 +1,5 @@
 #pragma once
 // Reading and writing tensors in files.
 
+#include "oxmera/io/checkpoint.h"
 #include "oxmera/io/safetensors.h"

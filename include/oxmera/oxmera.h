@@ -12,6 +12,7 @@
 #include "oxmera/io.h"
 #include "oxmera/nn.h"
 #include "oxmera/ops.h"
+#include "oxmera/optim.h"
 #include "oxmera/runtime.h"
 #include "oxmera/tensor.h"
 #include "oxmera/version.h"

@@ -142,14 +142,14 @@ constexpr bool binary_returns_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
 // Reductions over the trailing dims of src (see Backend::reduce). Accumulators: f32 for
 // f32/f16/bf16, f64 for f64, i64 for integer and bool sources; Var/Std/Norm accumulate in f64.
 enum class ReduceOp : uint8_t {
-  Sum,           // dst: src dtype (floating) or i64 (integer, bool)
-  Prod,          // likewise
-  Mean,          // floating src; dst of src dtype
-  Max,           // NaN propagates; dst of src dtype
+  Sum,   // dst: src dtype (floating) or i64 (integer, bool)
+  Prod,  // likewise
+  Mean,  // floating src; dst of src dtype
+  Max,   // NaN propagates; dst of src dtype
   Min,
-  ArgMax,        // dst i64: first index of the max (of the first NaN); params.values: the value
+  ArgMax,  // dst i64: first index of the max (of the first NaN); params.values: the value
   ArgMin,
-  All,           // dst bool or u8: x != 0 for every / some element
+  All,  // dst bool or u8: x != 0 for every / some element
   Any,
   CountNonzero,  // dst i64
   Var,           // floating; two passes (mean, then squared deviations); params.correction
@@ -229,6 +229,29 @@ struct SortParams {
   bool select = false;    // write only the element at position k of the order (kthvalue, median)
   int64_t k = 0;          // select: the position, in [0, n)
   bool nan_wins = false;  // select: a row holding a NaN gives its first NaN instead (median)
+};
+
+// ---- Optimizer steps (see Backend::optim_step) -----------------------------------------------
+enum class OptimStepKind : uint8_t { Sgd, Adam };
+// The per-step scalars of one optimizer step, computed on the host in f64 by the optimizer
+// (src/optim); the kernel casts each to the parameter's dtype, exactly where the op-composed
+// path would, so both give the same bits. Fields a kind does not use are ignored.
+struct OptimStepParams {
+  bool maximize = false;    // the gradient is negated first
+  double weight_decay = 0;  // nonzero: grad += weight_decay * param (L2, coupled)
+  bool decoupled = false;   // Adam: param *= param_scale before the update (AdamW)
+  double param_scale = 1;
+  double update_scale = 0;  // param += update_scale * update (-lr, or -lr / bias_correction1)
+  // Adam: m = lerp(m, g, lerp_weight) in PyTorch's two-sided form; v = v * beta2 +
+  // one_minus_beta2 * g * g; (amsgrad: vmax = max(vmax, v), read instead of v);
+  // update = m / (sqrt(v) / bias_correction2_sqrt + eps).
+  double lerp_weight = 0.1, beta2 = 0.999, one_minus_beta2 = 0.001;
+  double bias_correction2_sqrt = 1, eps = 1e-8;
+  bool amsgrad = false;
+  // Sgd: buf = init_buffer ? d : buf * momentum + one_minus_dampening * d; update = nesterov ?
+  // d + momentum * buf : buf (momentum nonzero), else d.
+  double momentum = 0, one_minus_dampening = 1;
+  bool nesterov = false, init_buffer = false;
 };
 
 class Backend {
@@ -321,9 +344,9 @@ class Backend {
   // a mean. Returns the first row whose target
   // is outside [0, classes) and not ignore_index, or -1 when all are valid (nothing written).
   virtual int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                                const StridedArray& logits,
-                                const StridedArray& target, const StridedArray& weight,
-                                int64_t ignore_index, double smoothing) = 0;
+                                const StridedArray& logits, const StridedArray& target,
+                                const StridedArray& weight, int64_t ignore_index,
+                                double smoothing) = 0;
   // d(loss_row)/d(logits) * grad_loss[row] into grad_logits [rows, classes].
   virtual void cross_entropy_backward(const StridedArray& grad_logits,
                                       const StridedArray& grad_loss, const StridedArray& logits,
@@ -389,6 +412,15 @@ class Backend {
   // Results do not depend on the thread count.
   virtual void sort(const StridedArray& values, const StridedArray& indices,
                     const StridedArray& src, const SortParams& params) = 0;
+
+  // ---- Optimizer steps (cpu/optim_step.cpp) ---------------------------------------------------
+  // One pass over a parameter, updating it and its state in place (OptimStepParams says how).
+  // param, grad and the state buffers are contiguous, of one shape and one floating dtype (f32
+  // or f64); buffers a kind does not use have null data. Adam: buf1 exp_avg, buf2 exp_avg_sq,
+  // buf3 max_exp_avg_sq; Sgd: buf1 momentum_buffer. No host synchronisation.
+  virtual void optim_step(OptimStepKind kind, const StridedArray& param, const StridedArray& grad,
+                          const StridedArray& buf1, const StridedArray& buf2,
+                          const StridedArray& buf3, const OptimStepParams& params) = 0;
 };
 
 // The registry. The CPU backend is always present; others register when built and usable.

@@ -132,8 +132,9 @@ void Module::convert_tensors(const std::function<Tensor(const Tensor&)>& convert
 
 namespace {
 void check_module_dtype(DType dtype) {
-  OX_CHECK(dtype == kF32 || dtype == kF64, DType, "Module.to", "modules compute in f32 or f64, not ",
-           dtype, " (16-bit modules are not supported yet; see docs/NN.md)");
+  OX_CHECK(dtype == kF32 || dtype == kF64, DType, "Module.to",
+           "modules compute in f32 or f64, not ", dtype,
+           " (16-bit modules are not supported yet; see docs/NN.md)");
 }
 }  // namespace
 
@@ -148,9 +149,8 @@ void Module::to(DType dtype) {
 
 void Module::to(Device device, DType dtype) {
   check_module_dtype(dtype);
-  convert_tensors([&](const Tensor& t) {
-    return t.to(device, is_floating(t.dtype()) ? dtype : t.dtype());
-  });
+  convert_tensors(
+      [&](const Tensor& t) { return t.to(device, is_floating(t.dtype()) ? dtype : t.dtype()); });
 }
 
 void Module::zero_grad(bool set_to_none) {

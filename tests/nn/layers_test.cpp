@@ -369,3 +369,55 @@ TEST(Activations, ModulesMatchClosedForms) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace ox;
+
+Tensor leaf64(const Shape& shape, uint64_t salt) {
+  return sample(shape, kF64, salt).requires_grad_();
+}
+
+TEST(LayerGradients, CompositeFunctionalFormsPassGradcheck) {
+  namespace F = nn::functional;
+  const Tensor x1 = leaf64({3, 2}, 1), x2 = leaf64({3, 3}, 2), w = leaf64({2, 2, 3}, 3),
+               b = leaf64({2}, 4);
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{F::bilinear(in[0], in[1], in[2], in[3])};
+      },
+      {x1, x2, w, b}));
+  const Tensor xg = leaf64({2, 4, 3}, 5), gw = leaf64({4}, 6), gb = leaf64({4}, 7);
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{F::group_norm(in[0], 2, in[1], in[2])};
+      },
+      {xg, gw, gb}));
+  const Tensor bw = leaf64({4}, 8), bb = leaf64({4}, 9);
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{F::batch_norm(in[0], {}, {}, in[1], in[2], /*training=*/true)};
+      },
+      {xg, bw, bb}));
+  const Tensor lw = leaf64({5, 3}, 10), lb = leaf64({5}, 11), lx = leaf64({2, 2, 3}, 12);
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{F::linear(in[0], in[1], in[2])};
+      },
+      {lx, lw, lb}));
+}
+
+TEST(Shapes, IdentityFlattenUnflatten) {
+  const Tensor x = sample({2, 3, 4});
+  EXPECT_EQ(nn::Identity()(x).impl(), x.impl());
+  EXPECT_EQ(nn::Flatten()(x).shape(), Shape({2, 12}));
+  EXPECT_EQ(nn::Flatten({.start_dim = 0, .end_dim = 1})(x).shape(), Shape({6, 4}));
+  const Tensor u = nn::Unflatten(1, Shape{3, 1})(sample({2, 3}));
+  EXPECT_EQ(u.shape(), Shape({2, 3, 1}));
+  EXPECT_EQ(kind_of([] { nn::Unflatten(1, Shape{2, 2})(sample({2, 3})); }), ErrorKind::Shape);
+  // Braced options through the holder, for a loss too.
+  EXPECT_EQ(nn::MSELoss({.reduction = "sum"})(tensor({1.f, 2.f}), tensor({0.f, 0.f})).item<float>(),
+            5.f);
+}
+
+}  // namespace

@@ -166,6 +166,13 @@ class CpuBackend final : public Backend {
             const SortParams& params) override {
     cpu::sort(values, indices, src, params);
   }
+
+  // Optimizer steps.
+  void optim_step(OptimStepKind kind, const StridedArray& param, const StridedArray& grad,
+                  const StridedArray& buf1, const StridedArray& buf2, const StridedArray& buf3,
+                  const OptimStepParams& params) override {
+    cpu::optim_step(kind, param, grad, buf1, buf2, buf3, params);
+  }
 };
 
 }  // namespace

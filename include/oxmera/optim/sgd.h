@@ -1,0 +1,54 @@
+#pragma once
+// SGD. Options are aggregates: `{.lr = 1e-3, .weight_decay = 0.1}`.
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "oxmera/optim/optimizer.h"
+
+namespace ox::optim {
+
+// Stochastic gradient descent with momentum, as torch.optim.SGD.
+struct SGDOptions {
+  double lr = 1e-3;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;  // L2, added to the gradient
+  bool nesterov = false;    // needs momentum > 0 and dampening 0
+  bool maximize = false;
+  std::optional<bool> fused = std::nullopt;  // unset: fused where possible
+
+  static constexpr std::array<std::string_view, 7> names = {
+      "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "fused"};
+  auto tie() { return std::tie(lr, momentum, dampening, weight_decay, nesterov, maximize, fused); }
+  // A Value error naming the first bad option, as PyTorch validates.
+  void validate(const char* op) const;
+};
+// A group for SGD: its parameters and the options that differ from the defaults.
+struct SGDGroupSpec {
+  std::vector<Tensor> params;
+  std::optional<double> lr = std::nullopt;
+  std::optional<double> momentum = std::nullopt;
+  std::optional<double> dampening = std::nullopt;
+  std::optional<double> weight_decay = std::nullopt;
+  std::optional<bool> nesterov = std::nullopt;
+  std::optional<bool> maximize = std::nullopt;
+  std::optional<bool> fused = std::nullopt;
+
+  auto tie() { return std::tie(lr, momentum, dampening, weight_decay, nesterov, maximize, fused); }
+};
+
+class SGD : public GroupedOptimizer<SGDOptions, SGDGroupSpec> {
+ public:
+  explicit SGD(const std::vector<Tensor>& params, const SGDOptions& options = {});
+  explicit SGD(const std::vector<SGDGroupSpec>& groups, const SGDOptions& options = {});
+  void step() override;
+
+ protected:
+  const char* name() const override { return "SGD"; }
+};
+
+}  // namespace ox::optim

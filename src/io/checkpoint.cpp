@@ -1,0 +1,139 @@
+// A checkpoint is one safetensors file: each part's state_dict under a prefix ("model.",
+// "optimizer.", "scheduler.", "extra."), the generator as "rng.seed"/"rng.offset" (0-d i64 holding
+// the u64 bits), and metadata naming the format with the step and epoch.
+
+#include "oxmera/io/checkpoint.h"
+
+#include <bit>
+
+#include "oxmera/io/safetensors.h"
+
+namespace ox {
+
+namespace {
+
+constexpr const char* kFormat = "oxmera-checkpoint";
+constexpr const char* kVersion = "1";
+
+void add_prefixed(TensorDict& out, const std::string& prefix, const TensorDict& part) {
+  for (const auto& [name, tensor] : part) out.insert(prefix + name, tensor);
+}
+
+// The entries of `all` under `prefix`, with the prefix removed.
+TensorDict part_of(const TensorDict& all, const std::string& prefix) {
+  TensorDict out;
+  for (const auto& [name, tensor] : all)
+    if (name.starts_with(prefix)) out.insert(name.substr(prefix.size()), tensor);
+  return out;
+}
+
+template <class F>
+void visit_scheduler(const Checkpoint& c, F&& fn) {
+  if (auto* s = std::get_if<optim::LRScheduler*>(&c.scheduler); s != nullptr && *s != nullptr)
+    fn(**s);
+  if (auto* s = std::get_if<optim::ReduceLROnPlateau*>(&c.scheduler); s != nullptr && *s != nullptr)
+    fn(**s);
+}
+
+Tensor u64_tensor(uint64_t v) { return full({}, std::bit_cast<int64_t>(v), {.dtype = kI64}); }
+
+int64_t parse_count(const std::map<std::string, std::string>& meta, const char* key,
+                    const std::string& path) {
+  const auto it = meta.find(key);
+  OX_CHECK(it != meta.end(), Format, "load_checkpoint", path, ": metadata has no '", key, "'");
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  OX_CHECK(used == it->second.size() && used > 0, Format, "load_checkpoint", path, ": metadata '",
+           key, "' is not an integer: '", it->second, "'");
+  return value;
+}
+
+const Tensor& required(const TensorDict& all, const std::string& key, const std::string& path) {
+  const Tensor* t = all.find(key);
+  OX_CHECK(t != nullptr, Format, "load_checkpoint", path, ": the checkpoint has no '", key, "'");
+  return *t;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const Checkpoint& c) {
+  TensorDict tensors;
+  std::map<std::string, std::string> meta = {{"format", kFormat},
+                                             {"version", kVersion},
+                                             {"step", std::to_string(c.step)},
+                                             {"epoch", std::to_string(c.epoch)}};
+  std::string parts;
+  if (c.model) {
+    add_prefixed(tensors, "model.", c.model->state_dict());
+    parts += "model ";
+  }
+  if (c.optimizer) {
+    add_prefixed(tensors, "optimizer.", c.optimizer->state_dict());
+    parts += "optimizer ";
+  }
+  visit_scheduler(c, [&](const auto& scheduler) {
+    add_prefixed(tensors, "scheduler.", scheduler.state_dict());
+    parts += "scheduler ";
+  });
+  if (c.rng) {
+    tensors.insert("rng.seed", u64_tensor(c.rng->seed()));
+    tensors.insert("rng.offset", u64_tensor(c.rng->offset()));
+    parts += "rng ";
+  }
+  add_prefixed(tensors, "extra.", c.extra);
+  meta["parts"] = parts;
+  save_safetensors(path, tensors, meta);
+}
+
+void load_checkpoint(const std::string& path, Checkpoint& c) {
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  const auto& meta = file.metadata();
+  const auto format = meta.find("format");
+  OX_CHECK(format != meta.end() && format->second == kFormat, Format, "load_checkpoint", path,
+           " is not an oxmera checkpoint (its metadata has no format '", kFormat, "')");
+  const auto version = meta.find("version");
+  OX_CHECK(version != meta.end() && version->second == kVersion, Format, "load_checkpoint", path,
+           ": checkpoint version '", version == meta.end() ? "" : version->second,
+           "' is not supported (expected ", kVersion, ")");
+  const int64_t step = parse_count(meta, "step", path);
+  const int64_t epoch = parse_count(meta, "epoch", path);
+  const TensorDict all = file.get_all();
+
+  // Everything asked for must be present before anything changes.
+  const TensorDict model = part_of(all, "model."), optimizer = part_of(all, "optimizer."),
+                   scheduler = part_of(all, "scheduler.");
+  const auto need = [&](bool wanted, const TensorDict& part, const char* what) {
+    OX_CHECK(!wanted || !part.empty(), Format, "load_checkpoint", path, " holds no ", what,
+             " state");
+  };
+  need(c.model != nullptr, model, "model");
+  need(c.optimizer != nullptr, optimizer, "optimizer");
+  bool wants_scheduler = false;
+  visit_scheduler(c, [&](const auto&) { wants_scheduler = true; });
+  need(wants_scheduler, scheduler, "scheduler");
+  Tensor seed, offset;
+  if (c.rng) {
+    seed = required(all, "rng.seed", path);
+    offset = required(all, "rng.offset", path);
+    OX_CHECK(seed.dtype() == kI64 && seed.dim() == 0 && offset.dtype() == kI64 && offset.dim() == 0,
+             Format, "load_checkpoint", path, ": rng.seed and rng.offset must be 0-d i64");
+  }
+
+  if (c.model) c.model->load_state_dict(model);
+  if (c.optimizer) c.optimizer->load_state_dict(optimizer);
+  visit_scheduler(c, [&](auto& s) { s.load_state_dict(scheduler); });
+  if (c.rng) {
+    c.rng->manual_seed(std::bit_cast<uint64_t>(seed.item<int64_t>()));
+    c.rng->set_offset(std::bit_cast<uint64_t>(offset.item<int64_t>()));
+  }
+  c.step = step;
+  c.epoch = epoch;
+  c.extra = part_of(all, "extra.");
+}
+
+}  // namespace ox
