@@ -4,6 +4,7 @@
 
 #include "oxmera/io/checkpoint.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "oxmera/io/safetensors.h"
@@ -17,6 +18,50 @@ constexpr const char* kVersion = "1";
 
 void add_prefixed(TensorDict& out, const std::string& prefix, const TensorDict& part) {
   for (const auto& [name, tensor] : part) out.insert(prefix + name, tensor);
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.is_same_storage(b) && a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         a.strides() == b.strides() && a.storage_offset() == b.storage_offset();
+}
+
+// A model with tied weights lists one tensor under several names; the file stores it once and
+// the metadata maps each other name to the stored one ("b=a;d=c").
+std::string drop_aliases(TensorDict& part) {
+  std::string aliases;
+  std::vector<std::pair<std::string, Tensor>> kept;
+  for (const auto& [name, tensor] : part) {
+    const auto original = std::find_if(
+        kept.begin(), kept.end(), [&](const auto& item) { return same_view(item.second, tensor); });
+    if (original == kept.end())
+      kept.emplace_back(name, tensor);
+    else
+      aliases += name + "=" + original->first + ";";
+  }
+  part.clear();
+  for (auto& [name, tensor] : kept) part.insert(name, tensor);
+  return aliases;
+}
+
+void restore_aliases(TensorDict& part, const std::string& aliases, const std::string& path) {
+  size_t start = 0;
+  while (start < aliases.size()) {
+    const size_t end = aliases.find(';', start), eq = aliases.find('=', start);
+    OX_CHECK(end != std::string::npos && eq < end, Format, "load_checkpoint", path,
+             ": malformed model_aliases metadata");
+    const std::string name = aliases.substr(start, eq - start);
+    const Tensor* original = part.find(aliases.substr(eq + 1, end - eq - 1));
+    OX_CHECK(original != nullptr, Format, "load_checkpoint", path, ": alias '", name,
+             "' names a tensor the checkpoint does not hold");
+    part.insert(name, *original);
+    start = end + 1;
+  }
+}
+
+TensorDict cloned(const TensorDict& dict) {
+  TensorDict out;
+  for (const auto& [name, tensor] : dict) out.insert(name, tensor.clone());
+  return out;
 }
 
 // The entries of `all` under `prefix`, with the prefix removed.
@@ -69,7 +114,9 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
                                              {"epoch", std::to_string(c.epoch)}};
   std::string parts;
   if (c.model) {
-    add_prefixed(tensors, "model.", c.model->state_dict());
+    TensorDict model = c.model->state_dict();
+    meta["model_aliases"] = drop_aliases(model);
+    add_prefixed(tensors, "model.", model);
     parts += "model ";
   }
   if (c.optimizer) {
@@ -105,8 +152,10 @@ void load_checkpoint(const std::string& path, Checkpoint& c) {
   const TensorDict all = file.get_all();
 
   // Everything asked for must be present before anything changes.
-  const TensorDict model = part_of(all, "model."), optimizer = part_of(all, "optimizer."),
-                   scheduler = part_of(all, "scheduler.");
+  TensorDict model = part_of(all, "model.");
+  const TensorDict optimizer = part_of(all, "optimizer."), scheduler = part_of(all, "scheduler.");
+  if (const auto aliases = meta.find("model_aliases"); aliases != meta.end())
+    restore_aliases(model, aliases->second, path);
   const auto need = [&](bool wanted, const TensorDict& part, const char* what) {
     OX_CHECK(!wanted || !part.empty(), Format, "load_checkpoint", path, " holds no ", what,
              " state");
@@ -124,16 +173,29 @@ void load_checkpoint(const std::string& path, Checkpoint& c) {
              Format, "load_checkpoint", path, ": rng.seed and rng.offset must be 0-d i64");
   }
 
-  if (c.model) c.model->load_state_dict(model);
-  if (c.optimizer) c.optimizer->load_state_dict(optimizer);
-  visit_scheduler(c, [&](auto& s) { s.load_state_dict(scheduler); });
+  // All or nothing: each part refuses a state that does not fit before changing, and the parts
+  // loaded before a refusal get their own state back.
+  TensorDict model_before, optimizer_before, scheduler_before;
+  if (c.model) model_before = cloned(c.model->state_dict());
+  if (c.optimizer) optimizer_before = cloned(c.optimizer->state_dict());
+  visit_scheduler(c, [&](const auto& s) { scheduler_before = s.state_dict(); });
+  try {
+    if (c.model) c.model->load_state_dict(model);
+    if (c.optimizer) c.optimizer->load_state_dict(optimizer);
+    visit_scheduler(c, [&](auto& s) { s.load_state_dict(scheduler); });
+  } catch (...) {
+    if (c.model) c.model->load_state_dict(model_before);
+    if (c.optimizer) c.optimizer->load_state_dict(optimizer_before);
+    visit_scheduler(c, [&](auto& s) { s.load_state_dict(scheduler_before); });
+    throw;
+  }
   if (c.rng) {
     c.rng->manual_seed(std::bit_cast<uint64_t>(seed.item<int64_t>()));
     c.rng->set_offset(std::bit_cast<uint64_t>(offset.item<int64_t>()));
   }
   c.step = step;
   c.epoch = epoch;
-  c.extra = part_of(all, "extra.");
+  c.extra = cloned(part_of(all, "extra."));  // owned, not views of the closed file
 }
 
 }  // namespace ox

@@ -107,6 +107,14 @@ SafetensorsEntry parse_entry(const std::string& name, const Json& value, std::st
   entry.shape = parse_shape(value["shape"], source, name);
   std::tie(entry.begin, entry.end) = parse_offsets(value["data_offsets"], source, name);
 
+  // The extent without the zero dims must fit too: a zero-size tensor of shape
+  // [0, 2^62, 2^62] holds no bytes, but its strides would not fit in 64 bits.
+  uint64_t extent = dtype_size(entry.dtype);
+  for (int64_t dim : entry.shape)
+    if (dim != 0 && (__builtin_mul_overflow(extent, static_cast<uint64_t>(dim), &extent) ||
+                     extent > uint64_t(INT64_MAX)))
+      fail(source, "tensor '", name, "' of shape ", shape_text(entry.shape),
+           " has more bytes than 64 bits count");
   uint64_t nbytes = dtype_size(entry.dtype);
   for (int64_t dim : entry.shape)
     if (__builtin_mul_overflow(nbytes, static_cast<uint64_t>(dim), &nbytes))

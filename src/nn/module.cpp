@@ -2,6 +2,7 @@
 
 #include <ostream>
 #include <sstream>
+#include <unordered_set>
 
 #include "oxmera/autograd.h"
 
@@ -46,51 +47,34 @@ void Module::add_child(std::string name, ModulePtr child) {
   children_.insert(std::move(name), std::move(child));
 }
 
-void Module::replace_module(const std::string& name, ModulePtr module) {
-  OX_CHECK(module != nullptr, Value, "replace_module", "module '", name, "' is empty");
-  OX_CHECK(children_.contains(name), Index, "replace_module", type_name_, " has no child '", name,
-           "'");
-  children_.at(name) = std::move(module);
+template <class M, class F>
+void Module::walk_tensors(M& module, const std::string& prefix, bool recurse, F&& fn) {
+  for (auto& [name, t] : module.parameters_) fn(joined(prefix, name), t, /*is_buffer=*/false);
+  for (auto& [name, t] : module.buffers_) fn(joined(prefix, name), t, /*is_buffer=*/true);
+  if (!recurse) return;
+  for (const auto& [name, child] : module.children_)
+    walk_tensors(*child, joined(prefix, name), true, fn);
 }
 
-template <class F>
-void Module::visit_tensors(const std::string& prefix, bool recurse, bool buffers_only,
-                           F&& fn) const {
-  for (const auto& [name, tensor] : buffers_only ? buffers_ : parameters_)
-    fn(joined(prefix, name), tensor);
-  if (!recurse) return;
-  for (const auto& [name, child] : children_)
-    child->visit_tensors(joined(prefix, name), true, buffers_only, fn);
+// Each tensor once: one registered twice (tied weights) keeps its first name, as PyTorch's
+// named_parameters, so optimizers and gradient clipping see it once.
+TensorDict Module::unique_tensors(bool buffers, bool recurse) const {
+  TensorDict out;
+  std::unordered_set<const TensorImpl*> seen;
+  walk_tensors(*this, "", recurse, [&](const std::string& name, const Tensor& t, bool is_buffer) {
+    if (is_buffer == buffers && t.defined() && seen.insert(t.impl()).second) out.insert(name, t);
+  });
+  return out;
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
-  std::vector<Tensor> out;
-  visit_tensors("", recurse, false, [&](const std::string&, const Tensor& t) { out.push_back(t); });
-  return out;
+  return unique_tensors(false, recurse).values();
 }
-
-TensorDict Module::named_parameters(bool recurse) const {
-  TensorDict out;
-  visit_tensors("", recurse, false,
-                [&](const std::string& name, const Tensor& t) { out.insert(name, t); });
-  return out;
-}
-
+TensorDict Module::named_parameters(bool recurse) const { return unique_tensors(false, recurse); }
 std::vector<Tensor> Module::buffers(bool recurse) const {
-  std::vector<Tensor> out;
-  visit_tensors("", recurse, true, [&](const std::string&, const Tensor& t) {
-    if (t.defined()) out.push_back(t);
-  });
-  return out;
+  return unique_tensors(true, recurse).values();
 }
-
-TensorDict Module::named_buffers(bool recurse) const {
-  TensorDict out;
-  visit_tensors("", recurse, true, [&](const std::string& name, const Tensor& t) {
-    if (t.defined()) out.insert(name, t);
-  });
-  return out;
-}
+TensorDict Module::named_buffers(bool recurse) const { return unique_tensors(true, recurse); }
 
 std::vector<ModulePtr> Module::children() const { return children_.values(); }
 
@@ -105,10 +89,18 @@ std::vector<ModulePtr> Module::modules(bool include_self) {
 
 OrderedDict<ModulePtr> Module::named_modules(const std::string& prefix, bool include_self) {
   OrderedDict<ModulePtr> out;
-  if (include_self) out.insert(prefix, self_ptr());
-  for (const auto& [name, child] : children_) {
-    for (auto& [sub_name, sub] : child->named_modules(joined(prefix, name), true))
-      out.insert(sub_name, sub);
+  std::unordered_set<const Module*> seen;  // a module registered twice is listed once
+  const auto walk = [&](const ModulePtr& module, const std::string& name, auto& self) -> void {
+    if (!seen.insert(module.get()).second) return;
+    out.insert(name, module);
+    for (const auto& [child_name, child] : module->children_)
+      self(child, joined(name, child_name), self);
+  };
+  if (include_self) {
+    walk(self_ptr(), prefix, walk);
+  } else {
+    seen.insert(this);
+    for (const auto& [name, child] : children_) walk(child, joined(prefix, name), walk);
   }
   return out;
 }
@@ -120,14 +112,12 @@ void Module::train(bool on) {
 
 void Module::convert_tensors(const std::function<Tensor(const Tensor&)>& convert) {
   NoGradGuard no_grad;
-  const auto replace = [&](Tensor& t) {
-    if (!t.defined()) return;
+  std::unordered_set<const TensorImpl*> done;  // a tied tensor is converted once
+  walk_tensors(*this, "", true, [&](const std::string&, Tensor& t, bool) {
+    if (!t.defined() || !done.insert(t.impl()).second) return;
     t.set_data(convert(t.detach()));
     if (t.grad().defined()) t.mutable_grad() = convert(t.grad());
-  };
-  for (auto& [name, t] : parameters_) replace(t);
-  for (auto& [name, t] : buffers_) replace(t);
-  for (const auto& [name, child] : children_) child->convert_tensors(convert);
+  });
 }
 
 namespace {
@@ -167,14 +157,11 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 TensorDict Module::state_dict() const {
+  // Every key, tied tensors under each of their names (PyTorch's state_dict keeps them all).
   TensorDict out;
-  const auto add = [&](const std::string& prefix, const Module& m, auto& self) -> void {
-    for (const auto& [name, t] : m.parameters_) out.insert(joined(prefix, name), t.detach());
-    for (const auto& [name, t] : m.buffers_)
-      if (t.defined()) out.insert(joined(prefix, name), t.detach());
-    for (const auto& [name, child] : m.children_) self(joined(prefix, name), *child, self);
-  };
-  add("", *this, add);
+  walk_tensors(*this, "", true, [&](const std::string& name, const Tensor& t, bool) {
+    if (t.defined()) out.insert(name, t.detach());
+  });
   return out;
 }
 
@@ -182,13 +169,9 @@ LoadStateResult Module::load_state_dict(const TensorDict& dict, bool strict) {
   LoadStateResult result;
   std::vector<std::string> mismatched;
   TensorDict own;  // the live tensors (not detached copies), so that copy_ reaches them
-  const auto collect = [&](const std::string& prefix, Module& m, auto& self) -> void {
-    for (auto& [name, t] : m.parameters_) own.insert(joined(prefix, name), t);
-    for (auto& [name, t] : m.buffers_)
-      if (t.defined()) own.insert(joined(prefix, name), t);
-    for (const auto& [name, child] : m.children_) self(joined(prefix, name), *child, self);
-  };
-  collect("", *this, collect);
+  walk_tensors(*this, "", true, [&](const std::string& name, const Tensor& t, bool) {
+    if (t.defined()) own.insert(name, t);
+  });
 
   for (const auto& [name, target] : own) {
     const Tensor* source = dict.find(name);
@@ -233,8 +216,13 @@ LoadStateResult Module::load_state_dict(const TensorDict& dict, bool strict) {
 }
 
 void Module::apply(const std::function<void(Module&)>& fn) {
-  for (const auto& [name, child] : children_) child->apply(fn);
-  fn(*this);
+  std::unordered_set<const Module*> seen;  // each module once, its children before it
+  const auto visit = [&](Module& m, auto& self) -> void {
+    if (!seen.insert(&m).second) return;
+    for (const auto& [name, child] : m.children_) self(*child, self);
+    fn(m);
+  };
+  visit(*this, visit);
 }
 
 void Module::pretty_print(std::ostream& os) const { os << type_name_ << "()"; }

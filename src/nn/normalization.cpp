@@ -132,18 +132,19 @@ Tensor BatchNormImpl::forward(const Tensor& input) {
   if (weight.defined()) check_input_dtype(type_name().c_str(), input, weight);
   // Batch statistics in training, and always without running statistics (PyTorch).
   const bool use_batch_stats = is_training() || !options.track_running_stats;
+  const bool update = is_training() && options.track_running_stats;
   double momentum = options.momentum.value_or(0.0);
-  if (is_training() && options.track_running_stats) {
+  // Without a momentum the running statistics are the average of every batch seen.
+  if (update && !options.momentum)
+    momentum = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>() + 1);
+  Tensor out = functional::batch_norm(input, update || !use_batch_stats ? running_mean : Tensor(),
+                                      update || !use_batch_stats ? running_var : Tensor(), weight,
+                                      bias, use_batch_stats, momentum, options.eps);
+  if (update) {  // counted only once the batch was taken
     NoGradGuard no_grad;
     num_batches_tracked.add_(1);
-    // Without a momentum the running statistics are the average of every batch seen.
-    if (!options.momentum)
-      momentum = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
   }
-  const bool update = is_training() && options.track_running_stats;
-  return functional::batch_norm(input, update || !use_batch_stats ? running_mean : Tensor(),
-                                update || !use_batch_stats ? running_var : Tensor(), weight, bias,
-                                use_batch_stats, momentum, options.eps);
+  return out;
 }
 
 void BatchNormImpl::pretty_print(std::ostream& os) const {

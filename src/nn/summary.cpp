@@ -63,28 +63,35 @@ class Recorder : public detail::ForwardObserver {
 }  // namespace
 
 std::string summary(Module& model, const std::function<Tensor(const Tensor&)>& forward,
-                    const Shape& input_shape) {
+                    const Shape& input_shape, std::optional<DType> input_dtype) {
   const std::vector<Tensor> parameters = model.parameters();
-  TensorOptions options;
-  if (!parameters.empty())
-    options = {.dtype = parameters[0].dtype(), .device = parameters[0].device()};
-  Recorder recorder(model.named_modules());
+  TensorOptions options{.dtype = input_dtype};
+  if (!parameters.empty()) {
+    options.device = parameters[0].device();
+    if (!input_dtype) options.dtype = parameters[0].dtype();
+  }
+  const OrderedDict<ModulePtr> modules = model.named_modules();
+  Recorder recorder(modules);
+  std::vector<std::pair<Module*, bool>> modes;  // restored after the eval-mode pass
+  for (const auto& [name, module] : modules)
+    modes.emplace_back(module.get(), module->is_training());
+  const auto restore = [&] {
+    detail::forward_observer() = nullptr;
+    for (auto [module, training] : modes) module->train(training);
+  };
   {
     NoGradGuard no_grad;
     detail::ForwardObserver*& observer = detail::forward_observer();
     OX_CHECK(observer == nullptr, Value, "summary", "summary() cannot run inside another summary");
     observer = &recorder;
-    const bool was_training = model.is_training();
     model.eval();  // one forward without dropout masks or running-stat updates
     try {
       forward(zeros(input_shape, options));
     } catch (...) {
-      observer = nullptr;
-      model.train(was_training);
+      restore();
       throw;
     }
-    observer = nullptr;
-    model.train(was_training);
+    restore();
   }
 
   std::vector<Row>& rows = recorder.rows();

@@ -119,10 +119,20 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
              group_params(g).size(), " in the optimizer");
     total += group_params(g).size();
   }
+  // Every group key must be one this optimizer writes (an option of its kind, or "params").
+  TensorDict known;
+  for (size_t g = 0; g < groups; ++g) {
+    const std::string prefix = "param_groups." + std::to_string(g) + ".";
+    write_group_options(g, prefix, known);
+    known.insert(prefix + "params", Tensor());
+  }
   const std::vector<Tensor> params = parameters();
   std::vector<ParamState> state(total);
   for (const auto& [key, value] : dict.items()) {
-    if (key.rfind("param_groups.", 0) == 0) continue;
+    if (key.rfind("param_groups.", 0) == 0) {
+      OX_CHECK(known.contains(key), Value, op, "unknown state dict key '", key, "'");
+      continue;
+    }
     size_t index = 0;
     std::string field;
     OX_CHECK(parse_state_key(key, index, field), Value, op, "unknown state dict key '", key, "'");

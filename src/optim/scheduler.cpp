@@ -43,10 +43,11 @@ LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
 }
 
 void LRScheduler::step() {
-  ++last_epoch_;
+  const int64_t epoch = last_epoch_ + 1;
   std::vector<double> lrs(base_lrs_.size());
-  for (size_t g = 0; g < lrs.size(); ++g) lrs[g] = lr_at(g, last_epoch_);
+  for (size_t g = 0; g < lrs.size(); ++g) lrs[g] = lr_at(g, epoch);
   // Written only once all are known, so a schedule that refuses the epoch changes nothing.
+  last_epoch_ = epoch;
   for (size_t g = 0; g < lrs.size(); ++g) optimizer_.set_lr(g, lrs[g]);
   last_lr_ = std::move(lrs);
   after_step(last_epoch_);
@@ -80,8 +81,7 @@ double StepLR::lr_at(size_t group, int64_t epoch) const {
 
 MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma)
     : LRScheduler(optimizer), milestones_(std::move(milestones)), gamma_(gamma) {
-  OX_CHECK(std::is_sorted(milestones_.begin(), milestones_.end()), Value, "MultiStepLR",
-           "milestones must be increasing");
+  std::sort(milestones_.begin(), milestones_.end());  // PyTorch takes them in any order
   start();
 }
 double MultiStepLR::lr_at(size_t group, int64_t epoch) const {
@@ -160,7 +160,9 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& options)
 }
 
 std::pair<const OneCycleLR::Phase*, double> OneCycleLR::locate(int64_t epoch) const {
-  OX_CHECK(epoch < options_.total_steps, Value, "OneCycleLR", "tried to step ", epoch + 1,
+  // As PyTorch: the schedule takes total_steps steps after the constructor's (the last one
+  // continues the final phase's curve past its end).
+  OX_CHECK(epoch <= options_.total_steps, Value, "OneCycleLR", "tried to step ", epoch,
            " times; the specified number of total steps is ", options_.total_steps);
   const double step = double(epoch);
   double start_step = 0;

@@ -33,10 +33,15 @@ inline void square_average_(Tensor& avg, const Tensor& g, double beta) {
 }
 
 // The buffer `name` of a parameter's state, created (filled with `value`, contiguous, of the
-// parameter's dtype and device) when missing.
+// parameter's dtype and device) when missing. State follows its parameter: after
+// module->to(...) the buffer is converted to the parameter's new dtype and device.
 inline Tensor& buffer(ParamState& state, const std::string& name, const Tensor& param,
                       double value = 0) {
-  if (Tensor* found = state.buffers.find(name)) return *found;
+  if (Tensor* found = state.buffers.find(name)) {
+    if (found->dtype() != param.dtype() || found->device() != param.device())
+      *found = found->to(param.device(), param.dtype()).contiguous();
+    return *found;
+  }
   return state.buffers.insert(
       name, full(param.shape(), value, {.dtype = param.dtype(), .device = param.device()}));
 }

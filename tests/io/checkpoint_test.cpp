@@ -90,6 +90,20 @@ TEST(Checkpoint, ResumeIsBitwiseTheUninterruptedRun) {
   fs::remove(path);
 }
 
+TEST(Checkpoint, TiedWeightsAreStoredOnce) {
+  const fs::path path = temp_path("tied.safetensors");
+  nn::Linear shared(2, 2);
+  nn::Sequential model(shared, nn::Tanh(), shared);
+  save_checkpoint(path, {.model = model.ptr()});
+  EXPECT_EQ(SafetensorsFile::open(path).keys().size(), 2u + 2u);  // 2 model tensors + rng
+  nn::Linear other(2, 2);
+  nn::Sequential fresh(other, nn::Tanh(), other);
+  Checkpoint ck{.model = fresh.ptr()};
+  load_checkpoint(path, ck);
+  EXPECT_EQ(other->weight.to_vector<float>(), shared->weight.to_vector<float>());
+  fs::remove(path);
+}
+
 TEST(Checkpoint, RefusesWhatDoesNotFit) {
   const fs::path path = temp_path("refuse.safetensors");
   nn::Linear small(2, 3);
@@ -108,6 +122,20 @@ TEST(Checkpoint, RefusesWhatDoesNotFit) {
   Checkpoint wrong{.model = other.ptr()};
   EXPECT_EQ(caught([&] { load_checkpoint(path, wrong); }).kind(), ErrorKind::Value);
   EXPECT_EQ(other->weight.to_vector<float>(), before);
+
+  // All or nothing: the model part fits, the optimizer part does not (another optimizer kind),
+  // so the model gets its own values back.
+  const fs::path mixed = temp_path("mixed.safetensors");
+  nn::Linear saved(2, 3);
+  optim::Adam adam(saved->parameters(), {.lr = 0.1});
+  save_checkpoint(mixed, {.model = saved.ptr(), .optimizer = &adam});
+  nn::Linear target(2, 3);
+  optim::SGD sgd_target(target->parameters(), {.lr = 0.1});
+  const std::vector<float> target_before = target->weight.to_vector<float>();
+  Checkpoint both{.model = target.ptr(), .optimizer = &sgd_target};
+  EXPECT_EQ(caught([&] { load_checkpoint(mixed, both); }).kind(), ErrorKind::Value);
+  EXPECT_EQ(target->weight.to_vector<float>(), target_before);
+  fs::remove(mixed);
 
   // A plain safetensors file is not a checkpoint.
   const fs::path plain = temp_path("plain.safetensors");

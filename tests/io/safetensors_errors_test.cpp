@@ -161,6 +161,10 @@ TEST_F(SafetensorsErrors, SizeOverflowsSixtyFourBits) {
   expect_refused(safetensors_bytes(std::string("{") +
                                    entry("w", "F64", "[4294967296,4294967296]", 0, 0) + "}"),
                  ox::ErrorKind::Format, {"tensor 'w' of shape", "more bytes than 64 bits count"});
+  // No bytes at all (a zero dim), but strides of the other dims would not fit in 64 bits.
+  expect_refused(safetensors_bytes(std::string("{") +
+                                   entry("z", "F32", "[0,4611686018427387904,4]", 0, 0) + "}"),
+                 ox::ErrorKind::Format, {"tensor 'z' of shape", "more bytes than 64 bits count"});
 }
 
 TEST_F(SafetensorsErrors, BytesAfterTheLastTensor) {

@@ -276,6 +276,7 @@ TEST(BatchNorm, TrainingStatisticsAndRunningUpdate) {
   EXPECT_EQ(kind_of([&] { bn(sample({3, 2, 2}, kF64)); }), ErrorKind::Shape);
   bn->train();
   EXPECT_EQ(kind_of([&] { bn(sample({1, 2, 1, 1}, kF64)); }), ErrorKind::Value);
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 1);  // a refused batch is not counted
   EXPECT_EQ(printed(*bn),
             "BatchNorm2d(2, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true)");
 }

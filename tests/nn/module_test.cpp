@@ -242,6 +242,36 @@ TEST(Summary, ShowsLayersShapesAndCounts) {
   EXPECT_TRUE(model->is_training());  // restored after the eval-mode pass
 }
 
+TEST(Module, TiedWeightsAreListedOnce) {
+  nn::Linear shared(3, 3);
+  nn::Sequential model(shared, nn::Tanh(), shared);
+  // parameters() and named_parameters() list the shared tensors once, under their first names;
+  // state_dict keeps every name (PyTorch's rules).
+  EXPECT_EQ(keys(model->named_parameters()), (std::vector<std::string>{"0.weight", "0.bias"}));
+  EXPECT_EQ(model->parameters().size(), 2u);
+  EXPECT_EQ(keys(model->state_dict()),
+            (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+  EXPECT_EQ(model->named_modules().keys(), (std::vector<std::string>{"", "0", "1"}));
+  int visits = 0;
+  model->apply([&](nn::Module&) { ++visits; });
+  EXPECT_EQ(visits, 3);
+  optim::SGD sgd(model->parameters(), {.lr = 0.1});  // no "parameter given twice" error
+  model(ones({1, 3})).sum().backward();
+  sgd.step();
+  model->to(kF64);  // each tensor converted once
+  EXPECT_EQ(shared->weight.dtype(), kF64);
+}
+
+TEST(Summary, RestoresEachModulesModeAndTakesAnInputDtype) {
+  nn::Sequential model(nn::Embedding(10, 4), nn::Dropout(0.5), nn::Linear(4, 2));
+  model->at<nn::DropoutImpl>(1)->eval();  // a child kept in eval mode on purpose
+  const std::string table = nn::summary(model, {3, 5}, kI64);
+  EXPECT_NE(table.find("[3, 5, 2]"), std::string::npos) << table;
+  EXPECT_TRUE(model->is_training());
+  EXPECT_FALSE(model->at<nn::DropoutImpl>(1)->is_training());
+  EXPECT_TRUE(model->at<nn::LinearImpl>(2)->is_training());
+}
+
 TEST(OrderedDict, KeepsOrderAndRefusesDuplicates) {
   TensorDict d;
   d.insert("b", zeros({1}));

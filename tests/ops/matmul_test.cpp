@@ -253,10 +253,12 @@ TEST_F(MatmulTest, BitwiseTheSameAtOneAndTwoThreads) {
       {{1029, 917}, {917, 64}, DType::F32},
       {{70, 2100}, {2100, 90}, DType::F32},  // three depth blocks of the packed GEMM
       {{300, 300}, {300, 300}, DType::F64},  // raw threaded dgemm differs here at 2 threads
-      {{257, 513}, {513, 129}, DType::F32},       {{257, 513}, {513, 129}, DType::F64},
+      {{257, 513}, {513, 129}, DType::F32},
+      {{257, 513}, {513, 129}, DType::F64},
       {{64, 128, 64}, {64, 64, 128}, DType::F32},  // many small matrices
       {{8, 100, 50}, {50, 300}, DType::F32},       // batch folded into rows
-      {{70, 300}, {300, 600}, DType::I64},        {{100, 200}, {200, 50}, DType::F16},
+      {{70, 300}, {300, 600}, DType::I64},
+      {{100, 200}, {200, 50}, DType::F16},
       {{600, 500}, {500, 700}, DType::BF16},
   };
   for (const Case& c : cases) {

@@ -272,4 +272,24 @@ TEST(OptimState, LoadMismatches) {
   ox::TensorDict unknown = sd;
   unknown.insert("weird", ox::zeros({2}));
   EXPECT_EQ(kind_of([&] { fresh.load_state_dict(unknown); }), ox::ErrorKind::Value);
+  // An option another optimizer kind has (SGD's momentum) is not Adam's.
+  ox::TensorDict foreign = sd;
+  foreign.insert("param_groups.0.momentum", ox::scalar_tensor(0.9, {.dtype = ox::kF64}));
+  const ox::Error foreign_error = caught([&] { fresh.load_state_dict(foreign); });
+  EXPECT_EQ(foreign_error.kind(), ox::ErrorKind::Value);
+  EXPECT_TRUE(contains(foreign_error, "param_groups.0.momentum")) << foreign_error.what();
+}
+
+TEST(OptimizerState, StateFollowsItsParameterAfterModuleTo) {
+  ox::nn::Linear fc(3, 2);
+  optim::Adam adam(fc->parameters(), {.lr = 0.1});
+  const ox::Tensor x = ox::ones({4, 3});
+  fc(x).sum().backward();
+  adam.step();
+  fc->to(ox::kF64);
+  adam.zero_grad();
+  fc(x.to(ox::kF64)).sum().backward();
+  adam.step();  // the f32 moments are converted, the fused or unfused step runs in f64
+  EXPECT_EQ(adam.state(0).buffers.at("exp_avg").dtype(), ox::kF64);
+  EXPECT_EQ(fc->weight.dtype(), ox::kF64);
 }

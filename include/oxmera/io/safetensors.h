@@ -69,7 +69,9 @@ class SafetensorsFile {
   size_t mapped_size() const;
 
   // The tensor `name` (on the CPU), zero-copy when aligned. A BOOL tensor holding a byte other
-  // than 0 or 1 is a Format error.
+  // than 0 or 1 is a Format error. Zero-copy tensors are views of one private (copy-on-write)
+  // mapping: writing into one never reaches the file but is seen by a later get() of the same
+  // name from this object; clone() a tensor to own it.
   Tensor get(std::string_view name) const;
   // Every tensor, in order of data offsets, as get() returns them.
   TensorDict get_all() const;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -52,18 +53,17 @@ class Module : public std::enable_shared_from_this<Module> {
     add_child(std::move(name), holder.ptr());
     return holder;
   }
-  // Swaps a registered child for another (the holder member must be reassigned too).
-  void replace_module(const std::string& name, ModulePtr module);
-
   // Parameters and buffers of this module and (recurse) its descendants, in registration order:
-  // own ones first, then each child's with its dotted name ("0.weight", "fc1.bias").
+  // own ones first, then each child's with its dotted name ("0.weight", "fc1.bias"). A tensor
+  // registered under two names (tied weights) is listed once, under its first.
   std::vector<Tensor> parameters(bool recurse = true) const;
   TensorDict named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
   TensorDict named_buffers(bool recurse = true) const;
   std::vector<ModulePtr> children() const;
   const OrderedDict<ModulePtr>& named_children() const { return children_; }
-  // This module first, then every descendant, depth first.
+  // This module first, then every descendant, depth first, each once. For a module that is not
+  // owned by a shared_ptr (one on the stack) the pointer to itself does not own it.
   std::vector<ModulePtr> modules(bool include_self = true);
   OrderedDict<ModulePtr> named_modules(const std::string& prefix = "", bool include_self = true);
 
@@ -82,7 +82,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Clears (set_to_none) or zeroes every parameter's gradient.
   void zero_grad(bool set_to_none = true);
 
-  // Parameters and defined buffers by dotted name, detached (sharing their storage).
+  // Parameters and defined buffers by dotted name, detached (sharing their storage); tied
+  // tensors appear under each of their names, as PyTorch.
   TensorDict state_dict() const;
   // Copies `dict` into the parameters and buffers (converting dtypes, under no-grad). A key
   // whose shape differs is always an error; strict also refuses missing and unexpected keys.
@@ -104,8 +105,10 @@ class Module : public std::enable_shared_from_this<Module> {
   void add_child(std::string name, ModulePtr child);
   // Replaces every parameter's and buffer's data (and each gradient) by convert(it), in place.
   void convert_tensors(const std::function<Tensor(const Tensor&)>& convert);
-  template <class F>
-  void visit_tensors(const std::string& prefix, bool recurse, bool buffers_only, F&& fn) const;
+  // fn(dotted name, tensor, is_buffer) for every registration, tied tensors under each name.
+  template <class M, class F>
+  static void walk_tensors(M& module, const std::string& prefix, bool recurse, F&& fn);
+  TensorDict unique_tensors(bool buffers, bool recurse) const;
 
   std::string type_name_;
   TensorDict parameters_;
@@ -250,18 +253,21 @@ class AnyModule {
 // `[Linear] input dtype f64 does not match the parameters' f32`.
 void check_input_dtype(const char* layer, const Tensor& input, const Tensor& parameter);
 
-// Prints a table of the layers called through their holders while running model on zeros of
-// input_shape (the parameters' dtype and device): name, type, output shape, parameter count;
-// then the totals. Returns the table.
+// A table of the layers called through their holders while model runs once, in eval mode and
+// without gradients, on zeros of input_shape: name, type, output shape, parameter count, then
+// the totals. The input takes input_dtype (default: the parameters' dtype; pass kI64 for a
+// model that takes indices) on the parameters' device. Every module's mode is restored.
 template <class Holder>
-std::string summary(const Holder& model, const Shape& input_shape);
+std::string summary(const Holder& model, const Shape& input_shape,
+                    std::optional<DType> input_dtype = std::nullopt);
 std::string summary(Module& model, const std::function<Tensor(const Tensor&)>& forward,
-                    const Shape& input_shape);
+                    const Shape& input_shape, std::optional<DType> input_dtype = std::nullopt);
 
 template <class Holder>
-std::string summary(const Holder& model, const Shape& input_shape) {
+std::string summary(const Holder& model, const Shape& input_shape,
+                    std::optional<DType> input_dtype) {
   return summary(
-      model.impl(), [&](const Tensor& x) { return Tensor(model(x)); }, input_shape);
+      model.impl(), [&](const Tensor& x) { return Tensor(model(x)); }, input_shape, input_dtype);
 }
 
 }  // namespace ox::nn
