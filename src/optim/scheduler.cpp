@@ -18,9 +18,7 @@ Tensor f64_vector(const std::vector<double>& values) {
 Tensor i64_scalar(int64_t value) { return scalar_tensor(value, {.dtype = kI64}); }
 
 const Tensor& key(const TensorDict& dict, const std::string& name, const char* op) {
-  const Tensor* t = dict.find(name);
-  OX_CHECK(t != nullptr, Value, op, "the state dict has no '", name, "'");
-  return *t;
+  return detail::find_key(dict, name, op);
 }
 double one_number(const TensorDict& dict, const std::string& name, const char* op) {
   const Tensor& t = key(dict, name, op);
