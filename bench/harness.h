@@ -75,6 +75,18 @@ inline constexpr int64_t kGptVocab = 96, kGptContext = 64, kGptWidth = 128, kGpt
 // Class targets in [0, classes) from the same splitmix64 stream, for both frameworks.
 std::vector<int64_t> random_classes(int64_t n, int64_t classes, uint64_t seed);
 
+// How a row's figure follows from seconds per call: work / t for throughputs (bigger is
+// better), t * scale for times (smaller is better).
+struct Spec {
+  const char* id;
+  const char* unit;
+  bool throughput;
+  double amount;  // GFLOP or GB per call for throughputs; the scale to the unit for times
+};
+// Every row, in the table's order.
+const std::vector<Spec>& specs();
+std::optional<double> figure(const Spec& s, Timing seconds);
+
 // Per framework: median seconds per call of workload `id` (one op for small_add; one full
 // call otherwise), run with `threads` threads. Unknown or missing ops give nullopt.
 Timing oxmera_seconds(std::string_view id);

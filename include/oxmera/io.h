@@ -2,4 +2,5 @@
 // Reading and writing tensors in files.
 
 #include "oxmera/io/checkpoint.h"
+#include "oxmera/io/log.h"
 #include "oxmera/io/safetensors.h"

@@ -1,0 +1,66 @@
+// What the bench program and `oxmera bench` share: the rows of shared/WORKLOADS.md (their
+// units and how a figure follows from seconds per call) and the input generators.
+
+#include <algorithm>
+
+#include "harness.h"
+
+namespace oxbench {
+
+std::vector<int64_t> random_classes(int64_t n, int64_t classes, uint64_t seed) {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(n));
+  for (float x : random_floats(n, seed))
+    out.push_back(std::min<int64_t>(classes - 1, int64_t((x + 1.0f) * 0.5f * float(classes))));
+  return out;
+}
+
+std::vector<float> random_floats(int64_t n, uint64_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull;
+  for (float& x : v) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x = float(int64_t(z >> 40) - (int64_t{1} << 23)) * 0x1p-23f;  // 24 random bits
+  }
+  return v;
+}
+
+namespace {
+
+constexpr double kGiga = 1e-9;
+constexpr double flop_gemm(double b, double m, double k, double n) { return 2 * b * m * k * n; }
+constexpr double kSq = double(kSquare) * double(kSquare);
+
+}  // namespace
+
+const std::vector<Spec>& specs() {
+  static const std::vector<Spec> table = {
+      {"sgemm256", "GFLOP/s", true, flop_gemm(1, 256, 256, 256) * kGiga},
+      {"sgemm1024", "GFLOP/s", true, flop_gemm(1, 1024, 1024, 1024) * kGiga},
+      {"sgemm2048", "GFLOP/s", true, flop_gemm(1, 2048, 2048, 2048) * kGiga},
+      {"bmm", "GFLOP/s", true, flop_gemm(kBatch, kBmmM, kBmmK, kBmmN) * kGiga},
+      // Bytes the op must move: each input read once, the output written once.
+      {"add16M", "GB/s", true, 12.0 * double(kVec) * kGiga},
+      {"add16M_bcast", "GB/s", true, (8.0 * kSq + 4.0 * double(kSquare)) * kGiga},
+      {"sum16M", "GB/s", true, 4.0 * double(kVec) * kGiga},
+      {"sum_rows", "GB/s", true, (4.0 * kSq + 4.0 * double(kSquare)) * kGiga},
+      {"softmax", "ms", false, 1e3},
+      {"small_add", "µs/op", false, 1e6},
+      {"transpose_copy", "GB/s", true, (8.0 * kSq) * kGiga},
+      {"backward_overhead", "µs/op", false, 1e6},
+      {"mlp_step", "ms", false, 1e3},
+      {"cnn_step", "ms", false, 1e3},
+      {"chargpt_step", "ms", false, 1e3},
+  };
+  return table;
+}
+
+std::optional<double> figure(const Spec& s, Timing seconds) {
+  if (!seconds || *seconds <= 0) return std::nullopt;
+  return s.throughput ? s.amount / *seconds : *seconds * s.amount;
+}
+
+}  // namespace oxbench

@@ -1,0 +1,53 @@
+// `oxmera bench [ROWS...]`: the rows of shared/WORKLOADS.md as this build runs them, as a
+// table (`make bench` adds LibTorch beside them and the machine's ceilings).
+
+#include <oxmera/oxmera.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "harness.h"
+
+namespace oxcli {
+
+Runner add_bench(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("bench", "time the WORKLOADS.md rows in this build");
+  auto rows = std::make_shared<std::vector<std::string>>();
+  auto threads = std::make_shared<int>(0);
+  cmd->add_option("rows", *rows, "row ids (default: all), e.g. sgemm1024 mlp_step");
+  cmd->add_option("--threads", *threads, "threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  return [rows, threads] {
+    std::vector<const oxbench::Spec*> chosen;
+    for (const oxbench::Spec& spec : oxbench::specs())
+      if (rows->empty() || std::find(rows->begin(), rows->end(), spec.id) != rows->end())
+        chosen.push_back(&spec);
+    for (const std::string& id : *rows) {
+      const bool known = std::any_of(oxbench::specs().begin(), oxbench::specs().end(),
+                                     [&](const oxbench::Spec& s) { return id == s.id; });
+      if (!known) {
+        std::fprintf(stderr, "oxmera bench: unknown row '%s'; rows:", id.c_str());
+        for (const oxbench::Spec& s : oxbench::specs()) std::fprintf(stderr, " %s", s.id);
+        std::fprintf(stderr, "\n");
+        return 2;
+      }
+    }
+    if (*threads > 0) ox::set_num_threads(*threads);
+    std::printf("oxmera %s, %d threads\n%-18s | %-12s | %s\n", OXMERA_VERSION,
+                ox::get_num_threads(), "workload", "oxmera", "unit");
+    for (const oxbench::Spec* spec : chosen) {
+      const std::optional<double> value = oxbench::figure(*spec, oxbench::oxmera_seconds(spec->id));
+      if (value)
+        std::printf("%-18s | %-12.4g | %s\n", spec->id, *value, spec->unit);
+      else
+        std::printf("%-18s | %-12s | %s\n", spec->id, "n/a", spec->unit);
+      std::fflush(stdout);
+    }
+    return 0;
+  };
+}
+
+}  // namespace oxcli

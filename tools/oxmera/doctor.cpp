@@ -1,0 +1,146 @@
+// `oxmera doctor`: what this machine and this build can do, and why not where they cannot.
+// Always exits 0 unless the program itself is broken.
+
+#include <oxmera/oxmera.h>
+#include <sys/utsname.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "build_info.h"
+#include "commands.h"
+
+namespace oxcli {
+
+namespace {
+
+struct Section {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> lines;
+  std::vector<Section> children;
+};
+
+std::string os_name() {
+  utsname u{};
+  if (uname(&u) != 0) return "unknown";
+  return std::string(u.sysname) + " " + u.release + " " + u.machine;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+std::string trimmed(std::string s) {
+  s.erase(0, s.find_first_not_of(' '));
+  s.erase(s.find_last_not_of(' ') + 1);
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& in_use) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item + (item == in_use ? " (in use)" : "");
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The data sets `oxmera train` looks for by default.
+Section data_sets() {
+  Section s{"data", {}, {}};
+  const std::filesystem::path fmnist = "/usr/share/datasets/fashion-mnist";
+  int found = 0;
+  for (const char* file : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                           "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+    found += std::filesystem::exists(fmnist / file) ? 1 : 0;
+  s.lines.emplace_back("fashion-mnist",
+                       found == 4 ? fmnist.string() + " (found)"
+                                  : fmnist.string() + " (missing: install dataset-fashion-mnist)");
+  return s;
+}
+
+std::vector<Section> report() {
+  std::vector<Section> sections;
+  sections.push_back({"host",
+                      {{"os", os_name()},
+                       {"cpu", cpu_model()},
+                       {"hardware threads", std::to_string(std::thread::hardware_concurrency())},
+                       {"simd targets", joined(ox::simd_targets(), ox::simd_target())}},
+                      {}});
+  sections.push_back({"build",
+                      {{"version", OXMERA_VERSION},
+                       {"compiler", OXMERA_BUILD_COMPILER},
+                       {"build type", OXMERA_BUILD_TYPE},
+                       {"flags", trimmed(OXMERA_BUILD_FLAGS)},
+                       {"sanitizers", std::string(OXMERA_BUILD_SANITIZE) == "ON" ? "address, "
+                                                                                   "undefined"
+                                                                                 : "off"}},
+                      {}});
+  Section backends{"backends", {}, {}};
+  for (const ox::BackendInfo& info : ox::backend_infos()) {
+    Section b{info.name, {{"available", info.available ? "yes" : "no: " + info.reason}}, {}};
+    for (size_t i = 0; i < info.devices.size(); ++i)
+      b.lines.emplace_back(info.devices.size() == 1 ? "device" : "device " + std::to_string(i),
+                           info.devices[i]);
+    for (const auto& feature : info.features) b.lines.push_back(feature);
+    backends.children.push_back(std::move(b));
+  }
+  sections.push_back(std::move(backends));
+  sections.push_back({"nn",
+                      {{"module dtypes", "f32, f64"},
+                       {"16-bit modules", "not yet: Module::to(f16/bf16) is refused (docs/NN.md)"},
+                       {"input dtype", "must equal the parameters' (a DType error otherwise)"}},
+                      {}});
+  sections.push_back(data_sets());
+  return sections;
+}
+
+void print(const Section& s, int depth, std::ostream& out) {
+  const std::string indent(static_cast<size_t>(depth) * 2, ' ');
+  out << indent << s.name << "\n";
+  size_t width = 0;
+  for (const auto& [key, value] : s.lines) width = std::max(width, key.size());
+  for (const auto& [key, value] : s.lines)
+    out << indent << "  " << key << std::string(width - key.size() + 2, ' ') << value << "\n";
+  for (const Section& child : s.children) print(child, depth + 1, out);
+}
+
+nlohmann::ordered_json to_json(const Section& s) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : s.lines) j[key] = value;
+  for (const Section& child : s.children) j[child.name] = to_json(child);
+  return j;
+}
+
+}  // namespace
+
+Runner add_doctor(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("doctor", "what this machine and build can do, and why not");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "machine-readable output");
+  return [json] {
+    const std::vector<Section> sections = report();
+    if (*json) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::object();
+      for (const Section& s : sections) j[s.name] = to_json(s);
+      std::cout << j.dump(2) << "\n";
+    } else {
+      for (const Section& s : sections) print(s, 0, std::cout);
+    }
+    return 0;
+  };
+}
+
+}  // namespace oxcli

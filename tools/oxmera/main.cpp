@@ -1,0 +1,43 @@
+// oxmera: what this machine can do (doctor), what a weights file holds (inspect), and more.
+
+#include <oxmera/oxmera.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"oxmera: a small, fast C++ machine-learning framework", "oxmera"};
+  app.set_version_flag("--version", std::string(OXMERA_VERSION));
+  app.require_subcommand(1);
+  const std::vector<std::pair<CLI::App*, oxcli::Runner>> commands = [&] {
+    std::vector<std::pair<CLI::App*, oxcli::Runner>> out;
+    const auto add = [&](oxcli::Runner (*adder)(CLI::App&)) {
+      const size_t before = app.get_subcommands({}).size();
+      oxcli::Runner run = adder(app);
+      out.emplace_back(app.get_subcommands({})[before], std::move(run));
+    };
+    add(oxcli::add_doctor);
+    add(oxcli::add_inspect);
+    add(oxcli::add_bench);
+    return out;
+  }();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  for (const auto& [command, run] : commands)
+    if (command->parsed()) {
+      try {
+        return run();
+      } catch (const ox::Error& e) {
+        std::fprintf(stderr, "oxmera %s: %s error: %s\n", command->get_name().c_str(),
+                     ox::error_kind_name(e.kind()), e.what());
+        return 1;
+      }
+    }
+  return 1;
+}
