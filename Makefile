@@ -17,7 +17,7 @@ build: deps
 	cmake --build --preset release -j $(JOBS)
 
 run: build
-	./build/release/examples/tensor_tour
+	./build/release/tools/oxmera/oxmera train --recipe cnn --epochs 1 --data /usr/share/datasets/fashion-mnist
 
 test: build
 	ctest --preset release

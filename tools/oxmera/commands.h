@@ -14,5 +14,6 @@ using Runner = std::function<int()>;
 Runner add_doctor(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_bench(CLI::App& app);
+Runner add_train(CLI::App& app);
 
 }  // namespace oxcli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     add(oxcli::add_doctor);
     add(oxcli::add_inspect);
     add(oxcli::add_bench);
+    add(oxcli::add_train);
     return out;
   }();
   try {

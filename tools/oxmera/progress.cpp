@@ -1,0 +1,107 @@
+#include "progress.h"
+
+#include <algorithm>
+#include <string>
+
+namespace oxcli {
+
+namespace {
+
+std::string duration_text(double seconds) {
+  if (seconds < 0) return "--:--";  // not known yet
+  const auto total = int64_t(seconds + 0.5);
+  char text[32];
+  if (total >= 3600)
+    std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", (long long)(total / 3600),
+                  (long long)(total / 60 % 60), (long long)(total % 60));
+  else
+    std::snprintf(text, sizeof text, "%lld:%02lld", (long long)(total / 60),
+                  (long long)(total % 60));
+  return text;
+}
+
+}  // namespace
+
+Progress::Progress(std::FILE* out, bool terminal, int64_t epochs, int64_t batches_per_epoch)
+    : out_(out), terminal_(terminal), epochs_(epochs), batches_per_epoch_(batches_per_epoch) {}
+
+void Progress::start_epoch(int64_t epoch, int64_t done) {
+  epoch_ = epoch;
+  done_ = done;
+  batches_ = samples_ = 0;
+  loss_sum_ = 0;
+  next_report_ = done + std::max<int64_t>(1, batches_per_epoch_ / 10);
+  start_ = last_draw_ = std::chrono::steady_clock::now();
+  open_ = true;
+  if (terminal_) draw(false);
+}
+
+double Progress::samples_per_s() const {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return elapsed > 0 ? double(samples_) / elapsed : 0.0;
+}
+
+void Progress::step(int64_t samples, double loss) {
+  ++done_;
+  ++batches_;
+  samples_ += samples;
+  loss_sum_ += loss;
+  if (terminal_) {
+    // Redrawing costs a write; ten times a second is smooth enough.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_draw_ >= std::chrono::milliseconds(100)) {
+      last_draw_ = now;
+      draw(false);
+    }
+  } else if (done_ >= next_report_ && done_ < batches_per_epoch_) {
+    next_report_ = done_ + std::max<int64_t>(1, batches_per_epoch_ / 10);
+    draw(false);
+  }
+}
+
+void Progress::end_epoch() {
+  if (!open_) return;
+  draw(true);
+  open_ = false;
+}
+
+void Progress::interrupt() {
+  if (open_ && terminal_) std::fputc('\n', out_);
+  open_ = false;
+  std::fflush(out_);
+}
+
+void Progress::draw(bool final_line) {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double rate = elapsed > 0 ? double(samples_) / elapsed : 0.0;
+  const double batch_rate = elapsed > 0 ? double(batches_) / elapsed : 0.0;
+  const double eta = batch_rate > 0 ? double(batches_per_epoch_ - done_) / batch_rate : -1.0;
+  const int64_t percent = batches_per_epoch_ > 0 ? done_ * 100 / batches_per_epoch_ : 100;
+  if (terminal_) {
+    constexpr int kWidth = 30;
+    const int filled = int(batches_per_epoch_ > 0 ? done_ * kWidth / batches_per_epoch_ : kWidth);
+    std::string bar(size_t(filled), '#');
+    bar.resize(kWidth, '.');
+    // \033[K clears what a longer earlier line left.
+    std::fprintf(out_, "\repoch %lld/%lld [%s] %lld/%lld %.0f samples/s %s %s loss %.4f\033[K",
+                 (long long)(epoch_ + 1), (long long)epochs_, bar.c_str(), (long long)done_,
+                 (long long)batches_per_epoch_, rate, final_line ? "took" : "ETA",
+                 duration_text(final_line ? elapsed : eta).c_str(), epoch_loss());
+    if (final_line) std::fputc('\n', out_);
+  } else if (final_line) {
+    std::fprintf(out_, "epoch %lld/%lld done: %lld batches, %.0f samples/s, %s, loss %.4f\n",
+                 (long long)(epoch_ + 1), (long long)epochs_, (long long)done_, rate,
+                 duration_text(elapsed).c_str(), epoch_loss());
+  } else {
+    std::fprintf(out_,
+                 "epoch %lld/%lld: %lld/%lld batches (%lld%%), %.0f samples/s, ETA %s, loss %.4f\n",
+                 (long long)(epoch_ + 1), (long long)epochs_, (long long)done_,
+                 (long long)batches_per_epoch_, (long long)percent, rate,
+                 duration_text(eta).c_str(), epoch_loss());
+  }
+  std::fflush(out_);
+}
+
+}  // namespace oxcli

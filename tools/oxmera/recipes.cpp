@@ -1,0 +1,165 @@
+// The recipes of `oxmera train`: the cnn and mlp of shared/WORKLOADS.md on (Fashion-)MNIST, and
+// a character GPT on a text file.
+
+#include "recipes.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+namespace oxcli {
+
+namespace {
+
+constexpr int64_t kGptContext = 64;
+constexpr int64_t kGptWidth = 128;
+constexpr int64_t kGptHeads = 4;
+constexpr int64_t kGptBlocks = 2;
+// Held-out windows the chargpt evaluation reads, spread over the last tenth of the text.
+constexpr int64_t kGptEvalWindows = 512;
+
+// Token and position embeddings, pre-LayerNorm blocks with causal attention and a GELU MLP
+// (4x), a final LayerNorm and the vocabulary head.
+class CharGptImpl : public ox::nn::Module {
+ public:
+  explicit CharGptImpl(int64_t vocab) : Module("CharGpt") {
+    tokens = register_module("tokens", ox::nn::Embedding(vocab, kGptWidth));
+    positions = register_module("positions", ox::nn::Embedding(kGptContext, kGptWidth));
+    for (int64_t i = 0; i < kGptBlocks; ++i)
+      blocks->push_back(ox::nn::TransformerEncoderLayer(kGptWidth, kGptHeads,
+                                                        {.dim_feedforward = 4 * kGptWidth,
+                                                         .dropout = 0.0,
+                                                         .activation = "gelu",
+                                                         .batch_first = true,
+                                                         .norm_first = true}));
+    register_module("blocks", blocks);
+    norm = register_module("norm", ox::nn::LayerNorm(ox::Shape{kGptWidth}));
+    head = register_module("head", ox::nn::Linear(kGptWidth, vocab));
+  }
+  // ids i64 [B, T] with T <= context: logits [B, T, vocab].
+  ox::Tensor forward(const ox::Tensor& ids) {
+    ox::Tensor x = tokens(ids) + positions(ox::arange(ids.size(1), {.dtype = ox::kI64}));
+    for (const auto& block : *blocks)
+      x = std::static_pointer_cast<ox::nn::TransformerEncoderLayerImpl>(block)->forward(
+          x, ox::Tensor(), ox::Tensor(), /*is_causal=*/true);
+    return head(norm(x));
+  }
+  ox::nn::Embedding tokens = nullptr, positions = nullptr;
+  ox::nn::ModuleList blocks;
+  ox::nn::LayerNorm norm = nullptr;
+  ox::nn::Linear head = nullptr;
+};
+OX_MODULE(CharGpt);
+
+std::vector<int64_t> first_indices(int64_t count) {
+  std::vector<int64_t> indices(size_t(std::max<int64_t>(count, 0)));
+  std::iota(indices.begin(), indices.end(), int64_t(0));
+  return indices;
+}
+
+// The first `limit` examples (all when limit is 0 or more than there are).
+ox::data::DatasetPtr limited(ox::data::DatasetPtr dataset, int64_t limit) {
+  if (limit <= 0 || limit >= dataset->size()) return dataset;
+  return std::make_shared<ox::data::Subset>(std::move(dataset), first_indices(limit));
+}
+
+Task image_task(const TrainConfig& config, ox::nn::Sequential model) {
+  OX_CHECK(std::filesystem::is_directory(config.data), Io, "oxmera train", "data directory '",
+           config.data,
+           "' does not exist (want train-/t10k-images-idx3-ubyte[.gz] and -labels-idx1-ubyte[.gz]"
+           " there; --data DIR)");
+  Task task;
+  task.train = limited(std::make_shared<ox::data::MnistDataset>(config.data, true), config.limit);
+  task.test = std::make_shared<ox::data::MnistDataset>(config.data, false);
+  task.test_name = "t10k";
+  task.model = model.ptr();
+  task.logits = [model](const ox::Tensor& x) { return model(x); };
+  task.targets = [](const ox::Tensor& y) { return y; };
+  return task;
+}
+
+Task chargpt_task(const TrainConfig& config) {
+  OX_CHECK(std::filesystem::is_regular_file(config.text), Io, "oxmera train", "text file '",
+           config.text, "' does not exist (--text FILE)");
+  auto text = std::make_shared<ox::data::TextDataset>(config.text, kGptContext);
+  // Windows are trained on from the first nine tenths and evaluated on from the rest, so the
+  // two never share a character.
+  const int64_t windows = text->size();
+  const int64_t train_end = windows * 9 / 10;
+  const int64_t test_begin = std::min(windows, train_end + kGptContext);
+  OX_CHECK(test_begin < windows, Value, "oxmera train", "text file '", config.text,
+           "' is too short for chargpt: ", windows, " windows of ", kGptContext, " characters");
+  std::vector<int64_t> test_indices;
+  const int64_t test_count = std::min(kGptEvalWindows, windows - test_begin);
+  for (int64_t i = 0; i < test_count; ++i)
+    test_indices.push_back(test_begin + i * (windows - test_begin) / test_count);
+
+  const ox::data::Vocabulary vocabulary = text->vocabulary();
+  CharGpt model(vocabulary.size());
+  Task task;
+  task.model = model.ptr();
+  task.train =
+      limited(std::make_shared<ox::data::Subset>(text, first_indices(train_end)), config.limit);
+  task.test = std::make_shared<ox::data::Subset>(text, std::move(test_indices));
+  task.test_name = "held-out text";
+  task.logits = [model, vocab = vocabulary.size()](const ox::Tensor& ids) {
+    return model(ids).reshape({-1, vocab});
+  };
+  task.targets = [](const ox::Tensor& ids) { return ids.reshape({-1}); };
+  task.batch_size = 64;
+  task.lr = 3e-4;
+  task.optimizer = "adamw";
+  task.extra.insert("vocabulary", vocabulary.to_tensor());
+  // Continues the text's first character for 200 characters, drawing each next one from the
+  // model's softmax with a generator of its own (seeded, so the sample is reproducible).
+  task.sample = [model, vocabulary,
+                 first = text->ids().select(0, 0).item<int64_t>()](uint64_t seed) {
+    ox::NoGradGuard no_grad;
+    model->eval();
+    ox::Generator gen(seed);
+    std::vector<int64_t> ids = {first};
+    for (int i = 0; i < 200; ++i) {
+      const size_t begin = ids.size() > size_t(kGptContext) ? ids.size() - kGptContext : 0;
+      const std::vector<int64_t> context(ids.begin() + int64_t(begin), ids.end());
+      const ox::Tensor logits = model(ox::tensor(context, {1, int64_t(context.size())}))
+                                    .select(0, 0)
+                                    .select(0, int64_t(context.size()) - 1);
+      const std::vector<double> probs = ox::softmax(logits.to(ox::kF64), 0).to_vector<double>();
+      const double u = ox::rand({1}, {.dtype = ox::kF64}, &gen).item<double>();
+      double cumulative = 0;
+      size_t next = probs.size() - 1;
+      for (size_t k = 0; k < probs.size(); ++k) {
+        cumulative += probs[k];
+        if (u < cumulative) {
+          next = k;
+          break;
+        }
+      }
+      ids.push_back(int64_t(next));
+    }
+    return vocabulary.decode(ids);
+  };
+  return task;
+}
+
+}  // namespace
+
+const std::vector<std::string>& recipe_names() {
+  static const std::vector<std::string> names = {"cnn", "mlp", "chargpt"};
+  return names;
+}
+
+Task make_task(const TrainConfig& config) {
+  using namespace ox::nn;
+  if (config.recipe == "cnn")
+    return image_task(
+        config, Sequential(Conv2d(1, 32, 3), ReLU(), MaxPool2d(2), Conv2d(32, 64, 3), ReLU(),
+                           MaxPool2d(2), Flatten(), Linear(1600, 128), ReLU(), Linear(128, 10)));
+  if (config.recipe == "mlp")
+    return image_task(config, Sequential(Flatten(), Linear(784, 512), ReLU(), Linear(512, 256),
+                                         ReLU(), Linear(256, 10)));
+  if (config.recipe == "chargpt") return chargpt_task(config);
+  OX_FAIL(Value, "oxmera train", "unknown recipe '", config.recipe, "' (cnn, mlp, chargpt)");
+}
+
+}  // namespace oxcli

@@ -1,0 +1,56 @@
+#pragma once
+// The models and data sets `oxmera train` knows (its --recipe values): each gives a model, its
+// training and test data, and how to turn a batch into class logits, so one loop trains all.
+
+#include <oxmera/oxmera.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace oxcli {
+
+// What `oxmera train` was asked to do; unset numbers (0, negative lr) take the recipe's default.
+struct TrainConfig {
+  std::string recipe = "cnn";
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::string text = "/usr/share/common-licenses/GPL-3";
+  int64_t epochs = 1;
+  int64_t batch_size = 0;
+  double lr = 0;
+  std::string optimizer;  // "" = the recipe's
+  std::string scheduler = "none";
+  uint64_t seed = 0;
+  int threads = 0;
+  std::string device = "cpu";
+  int64_t limit = 0;
+  std::string save;
+  std::string resume;
+  std::string log;
+  std::string tensorboard;
+  bool tui = false;
+};
+
+const std::vector<std::string>& recipe_names();
+
+// A recipe made concrete: the model is built (from the current default generator) and the data
+// read. `logits` maps a batch's data to [N, classes] and `targets` its targets to [N].
+struct Task {
+  ox::nn::ModulePtr model;
+  std::function<ox::Tensor(const ox::Tensor&)> logits;
+  std::function<ox::Tensor(const ox::Tensor&)> targets;
+  ox::data::DatasetPtr train, test;
+  std::string test_name;  // what `test` is, for the output
+  int64_t batch_size = 64;
+  double lr = 1e-3;
+  std::string optimizer = "adam";
+  // Stored in the checkpoint beside the model (chargpt: its vocabulary).
+  ox::TensorDict extra;
+  // Text to print when training ends (chargpt: a sample), empty when none.
+  std::function<std::string(uint64_t seed)> sample;
+};
+
+// Reads the recipe's data (Io/Format errors for a missing or bad file) and builds its model.
+Task make_task(const TrainConfig& config);
+
+}  // namespace oxcli

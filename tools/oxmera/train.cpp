@@ -1,0 +1,420 @@
+// `oxmera train`: trains a recipe (cnn, mlp, chargpt) with a progress line, a checkpoint each
+// epoch and on Ctrl-C, optional JSON-lines and TensorBoard logs, and resumes bitwise exactly.
+//
+// Exactness on resume rests on three things: the model, optimizer, scheduler and default
+// generator are restored from the checkpoint; each epoch's shuffle comes from (seed, epoch)
+// alone (DataLoader); and the batches of an interrupted epoch that were already trained on are
+// skipped, so the run continues at the very batch it stopped before.
+
+#include <oxmera/oxmera.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "progress.h"
+#include "recipes.h"
+
+namespace oxcli {
+
+namespace {
+
+// The signal that asked the run to stop (0: none). The handler only sets it; the loop checks
+// it after each step, where a checkpoint can be written consistently.
+std::atomic<int> stop_signal{0};
+extern "C" void on_stop_signal(int signal) { stop_signal.store(signal); }
+
+// Installs the handler for SIGINT and SIGTERM while alive; the previous ones come back after.
+class StopSignals {
+ public:
+  StopSignals() {
+    stop_signal.store(0);
+    struct sigaction action = {};
+    action.sa_handler = on_stop_signal;
+    action.sa_flags = SA_RESTART;  // system calls in flight (reads, writes) carry on
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction previous_int_ = {}, previous_term_ = {};
+};
+
+int exit_code_for(int signal) { return 128 + signal; }  // 130 for SIGINT, 143 for SIGTERM
+
+std::unique_ptr<ox::optim::Optimizer> make_optimizer(const std::string& name,
+                                                     const std::vector<ox::Tensor>& params,
+                                                     double lr) {
+  if (name == "adam")
+    return std::make_unique<ox::optim::Adam>(params, ox::optim::AdamOptions{.lr = lr});
+  if (name == "adamw")
+    return std::make_unique<ox::optim::AdamW>(params, ox::optim::AdamWOptions{.lr = lr});
+  if (name == "sgd")
+    return std::make_unique<ox::optim::SGD>(params,
+                                            ox::optim::SGDOptions{.lr = lr, .momentum = 0.9});
+  OX_FAIL(Value, "oxmera train", "unknown optimizer '", name, "' (adam, adamw, sgd)");
+}
+
+// Schedulers step once per batch: cosine and onecycle over the whole run, step halving the
+// rate after each epoch.
+std::unique_ptr<ox::optim::LRScheduler> make_scheduler(const std::string& name,
+                                                       ox::optim::Optimizer& optimizer,
+                                                       int64_t total_steps, int64_t steps_per_epoch,
+                                                       double lr) {
+  if (name == "none") return nullptr;
+  if (name == "cosine")
+    return std::make_unique<ox::optim::CosineAnnealingLR>(optimizer,
+                                                          std::max<int64_t>(total_steps, 1));
+  if (name == "step")
+    return std::make_unique<ox::optim::StepLR>(optimizer, std::max<int64_t>(steps_per_epoch, 1),
+                                               0.5);
+  if (name == "onecycle")
+    return std::make_unique<ox::optim::OneCycleLR>(
+        optimizer, ox::optim::OneCycleLROptions{.max_lr = lr,
+                                                .total_steps = std::max<int64_t>(total_steps, 1)});
+  OX_FAIL(Value, "oxmera train", "unknown scheduler '", name, "' (none, cosine, step, onecycle)");
+}
+
+struct Evaluation {
+  double loss = 0, accuracy = 0;
+  int64_t examples = 0;
+};
+
+// Mean loss and accuracy over `dataset` in eval mode without gradients; nullopt when a stop
+// signal came in between.
+std::optional<Evaluation> evaluate(const Task& task, const ox::data::DatasetPtr& dataset) {
+  ox::NoGradGuard no_grad;
+  task.model->eval();
+  ox::data::DataLoader loader(dataset, {.batch_size = 500, .num_workers = 1});
+  double loss_sum = 0;
+  int64_t correct = 0, count = 0;
+  for (ox::data::Example& batch : loader) {
+    const ox::Tensor logits = task.logits(batch.data);
+    const ox::Tensor targets = task.targets(batch.target);
+    const int64_t n = targets.size(0);
+    loss_sum += ox::nn::functional::cross_entropy(logits, targets).item<double>() * double(n);
+    correct += ox::eq(ox::argmax(logits, 1), targets).sum().item<int64_t>();
+    count += n;
+    if (stop_signal.load() != 0) return std::nullopt;
+  }
+  task.model->train();
+  if (count == 0) return Evaluation{};
+  return Evaluation{loss_sum / double(count), double(correct) / double(count), count};
+}
+
+ox::Tensor scalar_i64(int64_t value) { return ox::tensor(std::vector<int64_t>{value}); }
+
+// The settings a resumed run must share with the run that wrote the checkpoint for its batches
+// to be the same ones.
+void store_run_settings(ox::TensorDict& extra, const TrainConfig& config, int64_t batch_size) {
+  extra.insert("train.batch_size", scalar_i64(batch_size));
+  extra.insert("train.seed", scalar_i64(std::bit_cast<int64_t>(config.seed)));
+  extra.insert("train.limit", scalar_i64(config.limit));
+}
+
+void check_run_settings(const ox::TensorDict& extra, const TrainConfig& config,
+                        int64_t batch_size) {
+  const auto check = [&](const char* key, const char* flag, int64_t want) {
+    OX_CHECK(extra.contains(key), Format, "oxmera train", "checkpoint '", config.resume,
+             "' was not written by `oxmera train` (no ", key, ")");
+    const int64_t got = extra.at(key).to_vector<int64_t>().at(0);
+    OX_CHECK(got == want, Value, "oxmera train", "checkpoint '", config.resume,
+             "' was trained with ", flag, " ", got, ", not ", want,
+             "; resume with the same value to continue the same run");
+  };
+  check("train.batch_size", "--batch-size", batch_size);
+  check("train.seed", "--seed", std::bit_cast<int64_t>(config.seed));
+  check("train.limit", "--limit", config.limit);
+}
+
+void print_error(const ox::Error& e) {
+  std::fprintf(stderr, "oxmera train: %s error: %s\n", ox::error_kind_name(e.kind()), e.what());
+}
+
+// Everything a run holds once its inputs are read and checked.
+struct Run {
+  TrainConfig config;
+  Task task;
+  int64_t batch_size = 0;
+  double lr = 0;
+  std::string optimizer_name;
+  std::unique_ptr<ox::optim::Optimizer> optimizer;
+  std::unique_ptr<ox::optim::LRScheduler> scheduler;
+  std::unique_ptr<ox::data::DataLoader> loader;
+  std::unique_ptr<ox::io::JsonlLogger> log;
+  std::unique_ptr<ox::io::TensorBoardWriter> tensorboard;
+  int64_t step = 0, epoch = 0;
+
+  ox::Checkpoint checkpoint() {
+    ox::Checkpoint out{.model = task.model,
+                       .optimizer = optimizer.get(),
+                       .step = step,
+                       .epoch = epoch,
+                       .extra = task.extra};
+    if (scheduler) out.scheduler = scheduler.get();
+    store_run_settings(out.extra, config, batch_size);
+    return out;
+  }
+  // The command that continues this run: every flag that shapes its batches and schedule.
+  std::string resume_command() const {
+    const TrainConfig defaults;
+    std::string command = "oxmera train --recipe " + config.recipe;
+    const auto flag = [&](const char* name, const std::string& value) {
+      command += std::string(" ") + name + " " + value;
+    };
+    if (config.recipe == "chargpt" && config.text != defaults.text) flag("--text", config.text);
+    if (config.recipe != "chargpt" && config.data != defaults.data) flag("--data", config.data);
+    flag("--epochs", std::to_string(config.epochs));
+    flag("--batch-size", std::to_string(batch_size));
+    if (config.lr > 0) {
+      char lr_text[32];
+      std::snprintf(lr_text, sizeof lr_text, "%.17g", config.lr);
+      flag("--lr", lr_text);
+    }
+    if (!config.optimizer.empty()) flag("--optimizer", config.optimizer);
+    if (config.scheduler != defaults.scheduler) flag("--scheduler", config.scheduler);
+    flag("--seed", std::to_string(config.seed));
+    if (config.limit > 0) flag("--limit", std::to_string(config.limit));
+    if (config.save != "oxmera-" + config.recipe + ".safetensors") flag("--save", config.save);
+    flag("--resume", config.save);
+    return command;
+  }
+};
+
+// Reads the data, builds the model, optimizer and scheduler, restores a checkpoint: every
+// failure here is the input's (exit 2).
+Run prepare(const TrainConfig& config) {
+  OX_CHECK(config.device == "cpu", Device, "oxmera train", "device '", config.device,
+           "' is not available: this build of oxmera has no CUDA backend yet (use --device cpu)");
+  Run run;
+  run.config = config;
+  if (run.config.save.empty()) run.config.save = "oxmera-" + config.recipe + ".safetensors";
+  ox::manual_seed(config.seed);
+  run.task = make_task(config);
+  run.batch_size = config.batch_size > 0 ? config.batch_size : run.task.batch_size;
+  run.lr = config.lr > 0 ? config.lr : run.task.lr;
+  run.optimizer_name = config.optimizer.empty() ? run.task.optimizer : config.optimizer;
+  OX_CHECK(run.task.train->size() > 0, Value, "oxmera train", "no training examples");
+  run.loader = std::make_unique<ox::data::DataLoader>(
+      run.task.train,
+      ox::data::DataLoaderOptions{
+          .batch_size = run.batch_size, .shuffle = true, .num_workers = 1, .seed = config.seed});
+  const int64_t per_epoch = run.loader->size();
+  run.optimizer = make_optimizer(run.optimizer_name, run.task.model->parameters(), run.lr);
+  run.scheduler = make_scheduler(config.scheduler, *run.optimizer, per_epoch * config.epochs,
+                                 per_epoch, run.lr);
+  if (!config.resume.empty()) {
+    ox::Checkpoint checkpoint = run.checkpoint();
+    ox::load_checkpoint(config.resume, checkpoint);
+    check_run_settings(checkpoint.extra, config, run.batch_size);
+    run.step = checkpoint.step;
+    run.epoch = checkpoint.epoch;
+    OX_CHECK(run.epoch >= 0 && run.step >= run.epoch * per_epoch &&
+                 run.step <= (run.epoch + 1) * per_epoch,
+             Value, "oxmera train", "checkpoint '", config.resume, "' is at step ", run.step,
+             " of epoch ", run.epoch, ", which does not fit ", per_epoch, " batches per epoch");
+  }
+  if (!config.log.empty()) run.log = std::make_unique<ox::io::JsonlLogger>(config.log);
+  if (!config.tensorboard.empty())
+    run.tensorboard = std::make_unique<ox::io::TensorBoardWriter>(config.tensorboard);
+  return run;
+}
+
+void flush_logs(Run& run) {
+  if (run.log) run.log->flush();
+  if (run.tensorboard) run.tensorboard->flush();
+}
+
+int stopped(Run& run, Progress& progress, int signal) {
+  progress.interrupt();
+  ox::save_checkpoint(run.config.save, run.checkpoint());
+  flush_logs(run);
+  std::printf(
+      "oxmera train: stopped by %s at epoch %lld, step %lld; checkpoint saved to %s\n"
+      "resume with: %s\n",
+      signal == SIGINT ? "SIGINT" : "SIGTERM", (long long)(run.epoch + 1), (long long)run.step,
+      run.config.save.c_str(), run.resume_command().c_str());
+  std::fflush(stdout);
+  return exit_code_for(signal);
+}
+
+int train(Run& run) {
+  const TrainConfig& config = run.config;
+  const bool logging = run.log || run.tensorboard;
+  const std::vector<ox::Tensor> params = run.task.model->parameters();
+  const int64_t per_epoch = run.loader->size();
+  const auto started = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  std::printf(
+      "oxmera train: recipe %s, %lld training examples, %lld batches of %lld per epoch, "
+      "%s lr %g, scheduler %s, seed %llu, %d threads\n",
+      config.recipe.c_str(), (long long)run.task.train->size(), (long long)per_epoch,
+      (long long)run.batch_size, run.optimizer_name.c_str(), run.lr, config.scheduler.c_str(),
+      (unsigned long long)config.seed, ox::get_num_threads());
+  if (!config.resume.empty())
+    std::printf("resuming from %s at epoch %lld, step %lld\n", config.resume.c_str(),
+                (long long)(run.epoch + 1), (long long)run.step);
+  std::fflush(stdout);
+
+  Progress progress(stdout, isatty(STDOUT_FILENO) != 0, config.epochs, per_epoch);
+  StopSignals signals;
+  run.task.model->train();
+  for (; run.epoch < config.epochs; ++run.epoch) {
+    int64_t skip = run.step - run.epoch * per_epoch;
+    progress.start_epoch(run.epoch, skip);
+    run.loader->set_epoch(run.epoch);
+    for (ox::data::Example& batch : *run.loader) {
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
+      run.optimizer->zero_grad();
+      const ox::Tensor loss = ox::nn::functional::cross_entropy(run.task.logits(batch.data),
+                                                                run.task.targets(batch.target));
+      loss.backward();
+      // A max_norm no gradient reaches: the norm is computed and nothing is scaled.
+      const ox::Tensor grad_norm =
+          logging ? ox::nn::utils::clip_grad_norm_(params, 1e300) : ox::Tensor();
+      const double lr = run.optimizer->get_lr(0);
+      run.optimizer->step();
+      if (run.scheduler) run.scheduler->step();
+      ++run.step;
+      const double loss_value = loss.item<double>();
+      const int64_t samples = batch.data.size(0);
+      progress.step(samples, loss_value);
+      if (logging) {
+        const double norm = grad_norm.item<double>();
+        if (run.log)
+          run.log->log_step({.step = run.step,
+                             .epoch = run.epoch,
+                             .loss = loss_value,
+                             .lr = lr,
+                             .grad_norm = norm,
+                             .samples_per_s = progress.samples_per_s(),
+                             .elapsed_s = elapsed()});
+        if (run.tensorboard)
+          run.tensorboard->add_scalars({{"loss", loss_value}, {"lr", lr}, {"grad_norm", norm}},
+                                       run.step);
+      }
+      if (const int signal = stop_signal.load(); signal != 0) return stopped(run, progress, signal);
+    }
+    progress.end_epoch();
+    // Each finished epoch is a checkpoint too: a crash loses at most one epoch.
+    const int64_t finished = run.epoch;
+    ++run.epoch;
+    ox::save_checkpoint(config.save, run.checkpoint());
+    run.epoch = finished;
+  }
+
+  const std::optional<Evaluation> result = evaluate(run.task, run.task.test);
+  if (!result) {
+    const int signal = stop_signal.load();
+    std::printf("oxmera train: stopped by %s during evaluation; the trained model is in %s\n",
+                signal == SIGINT ? "SIGINT" : "SIGTERM", config.save.c_str());
+    flush_logs(run);
+    return exit_code_for(signal);
+  }
+  if (run.log)
+    run.log->log_eval({.step = run.step,
+                       .epoch = run.epoch,
+                       .loss = result->loss,
+                       .accuracy = result->accuracy,
+                       .elapsed_s = elapsed()});
+  if (run.tensorboard)
+    run.tensorboard->add_scalars({{"accuracy", result->accuracy}, {"eval_loss", result->loss}},
+                                 run.step);
+  flush_logs(run);
+  if (config.recipe == "chargpt")
+    std::printf("held-out loss %.4f, next-character accuracy %.2f%% (%lld characters of %s)\n",
+                result->loss, 100 * result->accuracy, (long long)result->examples,
+                run.task.test_name.c_str());
+  else
+    std::printf("test accuracy %.2f%% (loss %.4f) on %s, %lld examples\n", 100 * result->accuracy,
+                result->loss, run.task.test_name.c_str(), (long long)result->examples);
+  if (run.task.sample) std::printf("sample:\n%s\n", run.task.sample(config.seed).c_str());
+  // Again, for a run resumed with nothing left to train (evaluation and sampling change no
+  // state a checkpoint holds, so this is the last epoch's checkpoint otherwise).
+  ox::save_checkpoint(config.save, run.checkpoint());
+  std::printf("checkpoint saved to %s\n", config.save.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_train(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("train", "train a model (cnn, mlp on Fashion-MNIST; chargpt)");
+  auto config = std::make_shared<TrainConfig>();
+  cmd->add_option("--recipe", config->recipe, "what to train")
+      ->check(CLI::IsMember(recipe_names()))
+      ->capture_default_str();
+  cmd->add_option("--data", config->data, "MNIST-layout IDX files (cnn, mlp)")
+      ->capture_default_str();
+  cmd->add_option("--text", config->text, "a UTF-8 text file (chargpt)")->capture_default_str();
+  cmd->add_option("--epochs", config->epochs, "epochs in all (a resumed run counts the done ones)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--batch-size", config->batch_size, "examples per step (default: the recipe's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--lr", config->lr, "learning rate (default: the recipe's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--optimizer", config->optimizer, "adam, adamw or sgd (default: the recipe's)")
+      ->check(CLI::IsMember({"adam", "adamw", "sgd"}));
+  cmd->add_option("--scheduler", config->scheduler, "learning-rate schedule, stepped per batch")
+      ->check(CLI::IsMember({"none", "cosine", "step", "onecycle"}))
+      ->capture_default_str();
+  cmd->add_option("--seed", config->seed, "fixes initialization, shuffling and dropout")
+      ->capture_default_str();
+  cmd->add_option("--threads", config->threads, "threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", config->device, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--limit", config->limit, "train on the first N examples only")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--save", config->save, "checkpoint file (default: oxmera-RECIPE.safetensors)");
+  cmd->add_option("--resume", config->resume, "continue the run a checkpoint holds");
+  cmd->add_option("--log", config->log, "JSON-lines log: one record per step and evaluation");
+  cmd->add_option("--tensorboard", config->tensorboard, "TensorBoard event folder");
+  cmd->add_flag("--tui", config->tui, "a terminal dashboard (not in this build yet)");
+  return [config]() -> int {
+    if (config->tui) {
+      std::fprintf(stderr, "oxmera train: --tui is not available in this build yet\n");
+      return 2;
+    }
+    if (config->threads > 0) ox::set_num_threads(config->threads);
+    std::optional<Run> run;
+    try {
+      run.emplace(prepare(*config));
+    } catch (const ox::Error& e) {
+      print_error(e);
+      return e.kind() == ox::ErrorKind::Internal ? 1 : 2;
+    }
+    try {
+      return train(*run);
+    } catch (const ox::Error& e) {
+      print_error(e);
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "oxmera train: %s\n", e.what());
+      return 1;
+    }
+  };
+}
+
+}  // namespace oxcli
