@@ -7,49 +7,16 @@
 #include <filesystem>
 #include <numeric>
 
+#include "models.h"
+
 namespace oxcli {
 
 namespace {
 
-constexpr int64_t kGptContext = 64;
-constexpr int64_t kGptWidth = 128;
-constexpr int64_t kGptHeads = 4;
-constexpr int64_t kGptBlocks = 2;
+using oxbench::CharGpt;
+using oxbench::kGptContext;
 // Held-out windows the chargpt evaluation reads, spread over the last tenth of the text.
 constexpr int64_t kGptEvalWindows = 512;
-
-// Token and position embeddings, pre-LayerNorm blocks with causal attention and a GELU MLP
-// (4x), a final LayerNorm and the vocabulary head.
-class CharGptImpl : public ox::nn::Module {
- public:
-  explicit CharGptImpl(int64_t vocab) : Module("CharGpt") {
-    tokens = register_module("tokens", ox::nn::Embedding(vocab, kGptWidth));
-    positions = register_module("positions", ox::nn::Embedding(kGptContext, kGptWidth));
-    for (int64_t i = 0; i < kGptBlocks; ++i)
-      blocks->push_back(ox::nn::TransformerEncoderLayer(kGptWidth, kGptHeads,
-                                                        {.dim_feedforward = 4 * kGptWidth,
-                                                         .dropout = 0.0,
-                                                         .activation = "gelu",
-                                                         .batch_first = true,
-                                                         .norm_first = true}));
-    register_module("blocks", blocks);
-    norm = register_module("norm", ox::nn::LayerNorm(ox::Shape{kGptWidth}));
-    head = register_module("head", ox::nn::Linear(kGptWidth, vocab));
-  }
-  // ids i64 [B, T] with T <= context: logits [B, T, vocab].
-  ox::Tensor forward(const ox::Tensor& ids) {
-    ox::Tensor x = tokens(ids) + positions(ox::arange(ids.size(1), {.dtype = ox::kI64}));
-    for (const auto& block : *blocks)
-      x = std::static_pointer_cast<ox::nn::TransformerEncoderLayerImpl>(block)->forward(
-          x, ox::Tensor(), ox::Tensor(), /*is_causal=*/true);
-    return head(norm(x));
-  }
-  ox::nn::Embedding tokens = nullptr, positions = nullptr;
-  ox::nn::ModuleList blocks;
-  ox::nn::LayerNorm norm = nullptr;
-  ox::nn::Linear head = nullptr;
-};
-OX_MODULE(CharGpt);
 
 std::vector<int64_t> first_indices(int64_t count) {
   std::vector<int64_t> indices(size_t(std::max<int64_t>(count, 0)));
@@ -150,14 +117,8 @@ const std::vector<std::string>& recipe_names() {
 }
 
 Task make_task(const TrainConfig& config) {
-  using namespace ox::nn;
-  if (config.recipe == "cnn")
-    return image_task(
-        config, Sequential(Conv2d(1, 32, 3), ReLU(), MaxPool2d(2), Conv2d(32, 64, 3), ReLU(),
-                           MaxPool2d(2), Flatten(), Linear(1600, 128), ReLU(), Linear(128, 10)));
-  if (config.recipe == "mlp")
-    return image_task(config, Sequential(Flatten(), Linear(784, 512), ReLU(), Linear(512, 256),
-                                         ReLU(), Linear(256, 10)));
+  if (config.recipe == "cnn") return image_task(config, oxbench::cnn_model());
+  if (config.recipe == "mlp") return image_task(config, oxbench::mlp_model());
   if (config.recipe == "chargpt") return chargpt_task(config);
   OX_FAIL(Value, "oxmera train", "unknown recipe '", config.recipe, "' (cnn, mlp, chargpt)");
 }
