@@ -17,7 +17,8 @@ build: deps
 	cmake --build --preset release -j $(JOBS)
 
 run: build
-	./build/release/tools/oxmera/oxmera train --recipe cnn --epochs 1 --data /usr/share/datasets/fashion-mnist
+	./build/release/tools/oxmera/oxmera train --recipe cnn --epochs 1 --scheduler onecycle --lr 4e-3 \
+	  --data /usr/share/datasets/fashion-mnist --save build/oxmera-cnn.safetensors
 
 test: build
 	ctest --preset release
