@@ -7,24 +7,15 @@
 #include <cmath>
 #include <numbers>
 
+#include "nn/reduction.h"
 #include "oxmera/autograd.h"
 #include "oxmera/core/layout.h"
 
 namespace ox::nn::functional {
 namespace {
 
-enum class Reduction { None, Mean, Sum, BatchMean };
-
-Reduction parse_reduction(std::string_view reduction, const char* op,
-                          bool allow_batchmean = false) {
-  if (reduction == "none") return Reduction::None;
-  if (reduction == "mean") return Reduction::Mean;
-  if (reduction == "sum") return Reduction::Sum;
-  if (allow_batchmean && reduction == "batchmean") return Reduction::BatchMean;
-  OX_FAIL(Value, op, "reduction must be \"none\", \"mean\"",
-          allow_batchmean ? ", \"sum\" or \"batchmean\"" : " or \"sum\"", ", got \"", reduction,
-          "\"");
-}
+using detail::parse_reduction;
+using detail::Reduction;
 
 // The mean is the sum over the count (not ox::mean), so that no elements give NaN as PyTorch.
 Tensor reduce(const Tensor& loss, Reduction reduction) {

@@ -4,6 +4,8 @@
 
 #include "oxmera/nn/loss.h"
 
+#include "nn/reduction.h"
+
 namespace ox::nn {
 namespace {
 
@@ -12,11 +14,7 @@ namespace F = ox::nn::functional;
 // Checks the reduction when the module is built, not at its first call.
 std::string checked_reduction(std::string_view reduction, const char* module,
                               bool allow_batchmean = false) {
-  OX_CHECK(reduction == "none" || reduction == "mean" || reduction == "sum" ||
-               (allow_batchmean && reduction == "batchmean"),
-           Value, module, "reduction must be \"none\", \"mean\"",
-           allow_batchmean ? ", \"sum\" or \"batchmean\"" : " or \"sum\"", ", got \"", reduction,
-           "\"");
+  detail::parse_reduction(reduction, module, allow_batchmean);
   return std::string(reduction);
 }
 

@@ -30,6 +30,19 @@ class DataScratch : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// n examples: data [2] = {2i, 2i + 1} (f32), target i (i64, 0-d).
+inline std::shared_ptr<ox::data::TensorDataset> pairs(int64_t n) {
+  std::vector<float> data;
+  std::vector<int64_t> targets;
+  for (int64_t i = 0; i < n; ++i) {
+    data.push_back(float(2 * i));
+    data.push_back(float(2 * i + 1));
+    targets.push_back(i);
+  }
+  return std::make_shared<ox::data::TensorDataset>(ox::tensor(data, {n, 2}),
+                                                   ox::tensor(targets, {n}));
+}
+
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

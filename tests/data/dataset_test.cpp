@@ -13,18 +13,7 @@ namespace {
 using namespace ox::data;
 using oxtest::caught;
 using oxtest::kind_of;
-
-// n examples: data [2] = {2i, 2i + 1} (f32), target i (i64).
-std::shared_ptr<TensorDataset> pairs(int64_t n) {
-  std::vector<float> data;
-  std::vector<int64_t> targets;
-  for (int64_t i = 0; i < n; ++i) {
-    data.push_back(float(2 * i));
-    data.push_back(float(2 * i + 1));
-    targets.push_back(i);
-  }
-  return std::make_shared<TensorDataset>(ox::tensor(data, {n, 2}), ox::tensor(targets, {n}));
-}
+using oxtest::pairs;
 
 TEST(DataTensorDataset, RowsOfDataAndTargets) {
   auto ds = pairs(3);
