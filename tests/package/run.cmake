@@ -1,5 +1,6 @@
 # Installs the built library into a scratch prefix, then configures, builds and runs the
-# consumer project twice: through find_package(oxmera) and through add_subdirectory.
+# consumer project twice: through find_package(oxmera) and through add_subdirectory; then
+# examples/cmake_project (find_package and one target_link_libraries line) the same way.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 
@@ -27,3 +28,9 @@ foreach(via package subdirectory)
   run(${CMAKE_COMMAND} --build ${build})
   run(${build}/consumer)
 endforeach()
+
+set(build ${WORK_DIR}/example)
+run(${CMAKE_COMMAND} -S ${OXMERA_SOURCE_DIR}/examples/cmake_project -B ${build} -G ${GENERATOR}
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
+run(${CMAKE_COMMAND} --build ${build})
+run(${build}/app)

@@ -15,5 +15,6 @@ Runner add_doctor(CLI::App& app);
 Runner add_inspect(CLI::App& app);
 Runner add_bench(CLI::App& app);
 Runner add_train(CLI::App& app);
+Runner add_dashboard(CLI::App& app);
 
 }  // namespace oxcli

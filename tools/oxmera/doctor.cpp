@@ -2,8 +2,11 @@
 // Always exits 0 unless the program itself is broken.
 
 #include <oxmera/oxmera.h>
+#include <sys/ioctl.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -107,14 +110,69 @@ std::vector<Section> report() {
   return sections;
 }
 
-void print(const Section& s, int depth, std::ostream& out) {
+// The width of the terminal stdout is, or 0 when it is not one: piped output is never wrapped,
+// so that scripts see one line per value.
+size_t terminal_columns() {
+  if (isatty(STDOUT_FILENO) == 0) return 0;
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
+
+// `text` in lines of at most `width` characters, broken at spaces where it can be.
+std::vector<std::string> wrapped(const std::string& text, size_t width) {
+  width = std::max<size_t>(width, 1);
+  std::vector<std::string> lines;
+  std::string line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!line.empty() && line.size() + 1 + word.size() <= width) {
+      line += " " + word;
+      continue;
+    }
+    if (!line.empty()) lines.push_back(line);
+    for (; word.size() > width; word.erase(0, width)) lines.push_back(word.substr(0, width));
+    line = word;
+  }
+  lines.push_back(line);
+  return lines;
+}
+
+// A value narrower than this would wrap into a thin column: it goes under its key instead.
+constexpr size_t kMinValueWidth = 24;
+
+// Keys at the left, values aligned in a column after the longest key; on a terminal of
+// `columns` (0: not a terminal), long values continue on the next lines in that column.
+void print(const Section& s, int depth, size_t columns, std::ostream& out) {
   const std::string indent(static_cast<size_t>(depth) * 2, ' ');
   out << indent << s.name << "\n";
   size_t width = 0;
   for (const auto& [key, value] : s.lines) width = std::max(width, key.size());
-  for (const auto& [key, value] : s.lines)
-    out << indent << "  " << key << std::string(width - key.size() + 2, ' ') << value << "\n";
-  for (const Section& child : s.children) print(child, depth + 1, out);
+  const size_t value_column = indent.size() + 2 + width + 2;
+  for (const auto& [key, raw_value] : s.lines) {
+    // An empty value (flags of a build that sets none) would read as a missing line.
+    const std::string value = raw_value.empty() ? "(none)" : raw_value;
+    if (columns == 0) {
+      out << indent << "  " << key << std::string(width - key.size() + 2, ' ') << value << "\n";
+    } else if (columns >= value_column + kMinValueWidth) {
+      const std::vector<std::string> lines = wrapped(value, columns - value_column);
+      out << indent << "  " << key << std::string(width - key.size() + 2, ' ') << lines[0] << "\n";
+      for (size_t i = 1; i < lines.size(); ++i)
+        out << std::string(value_column, ' ') << lines[i] << "\n";
+    } else {
+      const size_t key_column = indent.size() + 2, under = indent.size() + 4;
+      for (const std::string& line : wrapped(key, columns - std::min(columns, key_column)))
+        out << std::string(key_column, ' ') << line << "\n";
+      for (const std::string& line : wrapped(value, columns - std::min(columns, under)))
+        out << std::string(under, ' ') << line << "\n";
+    }
+  }
+  for (const Section& child : s.children) print(child, depth + 1, columns, out);
 }
 
 nlohmann::ordered_json to_json(const Section& s) {
@@ -137,7 +195,8 @@ Runner add_doctor(CLI::App& app) {
       for (const Section& s : sections) j[s.name] = to_json(s);
       std::cout << j.dump(2) << "\n";
     } else {
-      for (const Section& s : sections) print(s, 0, std::cout);
+      const size_t columns = terminal_columns();
+      for (const Section& s : sections) print(s, 0, columns, std::cout);
     }
     return 0;
   };

@@ -1,4 +1,5 @@
-// oxmera: what this machine can do (doctor), what a weights file holds (inspect), and more.
+// oxmera: what this machine can do (doctor), what a weights file holds (inspect), how fast it
+// runs the workloads (bench), training with a live view (train) and comparing runs (dashboard).
 
 #include <oxmera/oxmera.h>
 
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
     add(oxcli::add_inspect);
     add(oxcli::add_bench);
     add(oxcli::add_train);
+    add(oxcli::add_dashboard);
     return out;
   }();
   try {

@@ -3,27 +3,16 @@
 #include <algorithm>
 #include <string>
 
+#include "canvas.h"
+
 namespace oxcli {
 
-namespace {
-
-std::string duration_text(double seconds) {
-  if (seconds < 0) return "--:--";  // not known yet
-  const auto total = int64_t(seconds + 0.5);
-  char text[32];
-  if (total >= 3600)
-    std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", (long long)(total / 3600),
-                  (long long)(total / 60 % 60), (long long)(total % 60));
-  else
-    std::snprintf(text, sizeof text, "%lld:%02lld", (long long)(total / 60),
-                  (long long)(total % 60));
-  return text;
-}
-
-}  // namespace
-
-Progress::Progress(std::FILE* out, bool terminal, int64_t epochs, int64_t batches_per_epoch)
-    : out_(out), terminal_(terminal), epochs_(epochs), batches_per_epoch_(batches_per_epoch) {}
+Progress::Progress(std::FILE* out, bool terminal, const RunInfo& run)
+    : out_(out),
+      terminal_(terminal),
+      epochs_(run.epochs),
+      batches_per_epoch_(run.batches_per_epoch),
+      test_name_(run.test_name) {}
 
 void Progress::start_epoch(int64_t epoch, int64_t done) {
   epoch_ = epoch;
@@ -42,11 +31,11 @@ double Progress::samples_per_s() const {
   return elapsed > 0 ? double(samples_) / elapsed : 0.0;
 }
 
-void Progress::step(int64_t samples, double loss) {
+void Progress::step(const StepInfo& info) {
   ++done_;
   ++batches_;
-  samples_ += samples;
-  loss_sum_ += loss;
+  samples_ += info.samples;
+  loss_sum_ += info.loss;
   if (terminal_) {
     // Redrawing costs a write; ten times a second is smooth enough.
     const auto now = std::chrono::steady_clock::now();
@@ -66,7 +55,15 @@ void Progress::end_epoch() {
   open_ = false;
 }
 
-void Progress::interrupt() {
+void Progress::evaluated(const EvalInfo& info) {
+  if (info.epoch + 1 >= epochs_) return;
+  std::fprintf(out_, "epoch %lld/%lld evaluation on %s: loss %.4f, accuracy %.2f%%\n",
+               (long long)(info.epoch + 1), (long long)epochs_, test_name_.c_str(), info.loss,
+               100 * info.accuracy);
+  std::fflush(out_);
+}
+
+void Progress::close() {
   if (open_ && terminal_) std::fputc('\n', out_);
   open_ = false;
   std::fflush(out_);

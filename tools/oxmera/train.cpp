@@ -1,5 +1,6 @@
-// `oxmera train`: trains a recipe (cnn, mlp, chargpt) with a progress line, a checkpoint each
-// epoch and on Ctrl-C, optional JSON-lines and TensorBoard logs, and resumes bitwise exactly.
+// `oxmera train`: trains a recipe (cnn, mlp, chargpt) with a progress line or a full-screen
+// dashboard, an evaluation and a checkpoint each epoch, a checkpoint on Ctrl-C (SIGTERM, SIGHUP,
+// or q in the dashboard), optional JSON-lines and TensorBoard logs, and resumes bitwise exactly.
 //
 // Exactness on resume rests on three things: the model, optimizer, scheduler and default
 // generator are restored from the checkpoint; each epoch's shuffle comes from (seed, epoch)
@@ -9,9 +10,11 @@
 #include <oxmera/oxmera.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -20,6 +23,7 @@
 #include "commands.h"
 #include "progress.h"
 #include "recipes.h"
+#include "train_dashboard.h"
 
 namespace oxcli {
 
@@ -30,7 +34,8 @@ namespace {
 std::atomic<int> stop_signal{0};
 extern "C" void on_stop_signal(int signal) { stop_signal.store(signal); }
 
-// Installs the handler for SIGINT and SIGTERM while alive; the previous ones come back after.
+// Installs the handler for SIGINT, SIGTERM and SIGHUP while alive; the previous ones come back
+// after.
 class StopSignals {
  public:
   StopSignals() {
@@ -39,21 +44,36 @@ class StopSignals {
     action.sa_handler = on_stop_signal;
     action.sa_flags = SA_RESTART;  // system calls in flight (reads, writes) carry on
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &previous_[i]);
   }
   ~StopSignals() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &previous_[i], nullptr);
   }
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  struct sigaction previous_int_ = {}, previous_term_ = {};
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_ = {};
 };
 
 int exit_code_for(int signal) { return 128 + signal; }  // 130 for SIGINT, 143 for SIGTERM
+
+const char* signal_name(int signal) {
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
+// Why a run stops early: a signal, or q in the dashboard.
+struct Stop {
+  int signal = 0;
+  bool quit = false;
+  explicit operator bool() const { return signal != 0 || quit; }
+};
+
+Stop check_stop(TrainView& view) {
+  if (view.poll() == Request::kQuit) return {.quit = true};
+  return {.signal = stop_signal.load()};
+}
 
 std::unique_ptr<ox::optim::Optimizer> make_optimizer(const std::string& name,
                                                      const std::vector<ox::Tensor>& params,
@@ -93,9 +113,10 @@ struct Evaluation {
   int64_t examples = 0;
 };
 
-// Mean loss and accuracy over `dataset` in eval mode without gradients; nullopt when a stop
-// signal came in between.
-std::optional<Evaluation> evaluate(const Task& task, const ox::data::DatasetPtr& dataset) {
+// Mean loss and accuracy over `dataset` in eval mode without gradients; nullopt when asked to
+// stop in between (`stop` says why).
+std::optional<Evaluation> evaluate(const Task& task, const ox::data::DatasetPtr& dataset,
+                                   TrainView& view, Stop& stop) {
   ox::NoGradGuard no_grad;
   task.model->eval();
   ox::data::DataLoader loader(dataset, {.batch_size = 500, .num_workers = 1});
@@ -108,7 +129,10 @@ std::optional<Evaluation> evaluate(const Task& task, const ox::data::DatasetPtr&
     loss_sum += ox::nn::functional::cross_entropy(logits, targets).item<double>() * double(n);
     correct += ox::eq(ox::argmax(logits, 1), targets).sum().item<int64_t>();
     count += n;
-    if (stop_signal.load() != 0) return std::nullopt;
+    if ((stop = check_stop(view))) {
+      task.model->train();
+      return std::nullopt;
+    }
   }
   task.model->train();
   if (count == 0) return Evaluation{};
@@ -199,6 +223,8 @@ struct Run {
 Run prepare(const TrainConfig& config) {
   OX_CHECK(config.device == "cpu", Device, "oxmera train", "device '", config.device,
            "' is not available: this build of oxmera has no CUDA backend yet (use --device cpu)");
+  OX_CHECK(!config.tui || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)), Value, "oxmera train",
+           "--tui needs a terminal for standard input and output");
   Run run;
   run.config = config;
   if (run.config.save.empty()) run.config.save = "oxmera-" + config.recipe + ".safetensors";
@@ -238,23 +264,106 @@ void flush_logs(Run& run) {
   if (run.tensorboard) run.tensorboard->flush();
 }
 
-int stopped(Run& run, Progress& progress, int signal) {
-  progress.interrupt();
+// Each parameter's gradient norm, largest first, and the global norm (of all of them).
+std::vector<std::pair<std::string, double>> gradient_norms(const ox::TensorDict& named,
+                                                           double& global) {
+  ox::NoGradGuard no_grad;
+  std::vector<std::pair<std::string, double>> norms;
+  double squares = 0;
+  for (const auto& [name, param] : named) {
+    if (!param.grad().defined()) continue;
+    const double norm = param.grad().norm().item<double>();
+    squares += norm * norm;
+    norms.emplace_back(name, norm);
+  }
+  std::stable_sort(norms.begin(), norms.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  global = std::sqrt(squares);
+  return norms;
+}
+
+// After a stop in the middle of an epoch: saves where the run is and says how to go on. A
+// signal's exit code is 128 + its number; q is a normal end (0).
+int stopped(Run& run, TrainView& view, Stop stop) {
   ox::save_checkpoint(run.config.save, run.checkpoint());
   flush_logs(run);
+  view.close();
   std::printf(
-      "oxmera train: stopped by %s at epoch %lld, step %lld; checkpoint saved to %s\n"
+      "oxmera train: %s%s at epoch %lld, step %lld; checkpoint saved to %s\n"
       "resume with: %s\n",
-      signal == SIGINT ? "SIGINT" : "SIGTERM", (long long)(run.epoch + 1), (long long)run.step,
-      run.config.save.c_str(), run.resume_command().c_str());
+      stop.quit ? "quit" : "stopped by ", stop.quit ? "" : signal_name(stop.signal),
+      (long long)(run.epoch + 1), (long long)run.step, run.config.save.c_str(),
+      run.resume_command().c_str());
   std::fflush(stdout);
-  return exit_code_for(signal);
+  return stop.quit ? 0 : exit_code_for(stop.signal);
+}
+
+// After a stop during an evaluation, when the epoch's checkpoint is saved already.
+int stopped_evaluating(Run& run, TrainView& view, Stop stop) {
+  flush_logs(run);
+  view.close();
+  std::printf("oxmera train: %s%s during evaluation; the trained model is in %s\n",
+              stop.quit ? "quit" : "stopped by ", stop.quit ? "" : signal_name(stop.signal),
+              run.config.save.c_str());
+  std::fflush(stdout);
+  return stop.quit ? 0 : exit_code_for(stop.signal);
+}
+
+RunInfo run_info(const Run& run, bool with_summary) {
+  const TrainConfig& config = run.config;
+  RunInfo info{.recipe = config.recipe,
+               .optimizer = run.optimizer_name,
+               .scheduler = config.scheduler,
+               .test_name = run.task.test_name,
+               .save = config.save,
+               .epochs = config.epochs,
+               .batches_per_epoch = run.loader->size(),
+               .batch_size = run.batch_size,
+               .train_examples = run.task.train->size(),
+               .first_step = run.step,
+               .lr = run.lr,
+               .seed = config.seed,
+               .threads = ox::get_num_threads()};
+  if (with_summary) {
+    // One example's shape and dtype, with a batch dimension of 1.
+    const ox::Tensor example = run.task.train->get(0).data;
+    ox::Shape shape = {1};
+    for (int64_t d : example.shape()) shape.push_back(d);
+    info.summary = ox::nn::summary(*run.task.model, run.task.logits, shape, example.dtype());
+  }
+  return info;
+}
+
+void log_evaluation(Run& run, const Evaluation& result, double elapsed) {
+  if (run.log)
+    run.log->log_eval({.step = run.step,
+                       .epoch = run.epoch,
+                       .loss = result.loss,
+                       .accuracy = result.accuracy,
+                       .elapsed_s = elapsed});
+  if (run.tensorboard)
+    run.tensorboard->add_scalars({{"accuracy", result.accuracy}, {"eval_loss", result.loss}},
+                                 run.step);
+}
+
+std::string result_text(const Run& run, const Evaluation& result) {
+  char text[256];
+  if (run.config.recipe == "chargpt")
+    std::snprintf(text, sizeof text,
+                  "held-out loss %.4f, next-character accuracy %.2f%% (%lld characters of %s)",
+                  result.loss, 100 * result.accuracy, (long long)result.examples,
+                  run.task.test_name.c_str());
+  else
+    std::snprintf(text, sizeof text, "test accuracy %.2f%% (loss %.4f) on %s, %lld examples",
+                  100 * result.accuracy, result.loss, run.task.test_name.c_str(),
+                  (long long)result.examples);
+  return text;
 }
 
 int train(Run& run) {
   const TrainConfig& config = run.config;
   const bool logging = run.log || run.tensorboard;
-  const std::vector<ox::Tensor> params = run.task.model->parameters();
+  const ox::TensorDict named = run.task.model->named_parameters();
   const int64_t per_epoch = run.loader->size();
   const auto started = std::chrono::steady_clock::now();
   const auto elapsed = [&] {
@@ -271,12 +380,20 @@ int train(Run& run) {
                 (long long)(run.epoch + 1), (long long)run.step);
   std::fflush(stdout);
 
-  Progress progress(stdout, isatty(STDOUT_FILENO) != 0, config.epochs, per_epoch);
+  // The handlers come first: ncurses leaves signals alone that have one.
   StopSignals signals;
+  std::unique_ptr<TrainView> view;
+  if (config.tui)
+    view = std::make_unique<TrainDashboard>(run_info(run, true),
+                                            [] { return stop_signal.load() != 0; });
+  else
+    view = std::make_unique<Progress>(stdout, isatty(STDOUT_FILENO) != 0, run_info(run, false));
+  const bool norms = logging || view->wants_gradient_norms();
+  std::optional<Evaluation> result;
   run.task.model->train();
   for (; run.epoch < config.epochs; ++run.epoch) {
     int64_t skip = run.step - run.epoch * per_epoch;
-    progress.start_epoch(run.epoch, skip);
+    view->start_epoch(run.epoch, skip);
     run.loader->set_epoch(run.epoch);
     for (ox::data::Example& batch : *run.loader) {
       if (skip > 0) {
@@ -287,69 +404,55 @@ int train(Run& run) {
       const ox::Tensor loss = ox::nn::functional::cross_entropy(run.task.logits(batch.data),
                                                                 run.task.targets(batch.target));
       loss.backward();
-      // A max_norm no gradient reaches: the norm is computed and nothing is scaled.
-      const ox::Tensor grad_norm =
-          logging ? ox::nn::utils::clip_grad_norm_(params, 1e300) : ox::Tensor();
-      const double lr = run.optimizer->get_lr(0);
+      StepInfo info{.step = run.step + 1, .epoch = run.epoch, .samples = batch.data.size(0)};
+      if (norms) info.layer_norms = gradient_norms(named, info.grad_norm);
+      info.lr = run.optimizer->get_lr(0);
       run.optimizer->step();
       if (run.scheduler) run.scheduler->step();
       ++run.step;
-      const double loss_value = loss.item<double>();
-      const int64_t samples = batch.data.size(0);
-      progress.step(samples, loss_value);
-      if (logging) {
-        const double norm = grad_norm.item<double>();
-        if (run.log)
-          run.log->log_step({.step = run.step,
-                             .epoch = run.epoch,
-                             .loss = loss_value,
-                             .lr = lr,
-                             .grad_norm = norm,
-                             .samples_per_s = progress.samples_per_s(),
-                             .elapsed_s = elapsed()});
-        if (run.tensorboard)
-          run.tensorboard->add_scalars({{"loss", loss_value}, {"lr", lr}, {"grad_norm", norm}},
-                                       run.step);
-      }
-      if (const int signal = stop_signal.load(); signal != 0) return stopped(run, progress, signal);
+      info.loss = loss.item<double>();
+      view->step(info);
+      if (run.log)
+        run.log->log_step({.step = run.step,
+                           .epoch = run.epoch,
+                           .loss = info.loss,
+                           .lr = info.lr,
+                           .grad_norm = info.grad_norm,
+                           .samples_per_s = view->samples_per_s(),
+                           .elapsed_s = elapsed()});
+      if (run.tensorboard)
+        run.tensorboard->add_scalars(
+            {{"loss", info.loss}, {"lr", info.lr}, {"grad_norm", info.grad_norm}}, run.step);
+      if (const Stop stop = check_stop(*view)) return stopped(run, *view, stop);
     }
-    progress.end_epoch();
+    view->end_epoch();
     // Each finished epoch is a checkpoint too: a crash loses at most one epoch.
     const int64_t finished = run.epoch;
     ++run.epoch;
     ox::save_checkpoint(config.save, run.checkpoint());
     run.epoch = finished;
+    view->evaluating();
+    Stop stop;
+    result = evaluate(run.task, run.task.test, *view, stop);
+    if (!result) return stopped_evaluating(run, *view, stop);
+    log_evaluation(run, *result, elapsed());
+    view->evaluated(
+        {.step = run.step, .epoch = run.epoch, .loss = result->loss, .accuracy = result->accuracy});
   }
-
-  const std::optional<Evaluation> result = evaluate(run.task, run.task.test);
-  if (!result) {
-    const int signal = stop_signal.load();
-    std::printf("oxmera train: stopped by %s during evaluation; the trained model is in %s\n",
-                signal == SIGINT ? "SIGINT" : "SIGTERM", config.save.c_str());
-    flush_logs(run);
-    return exit_code_for(signal);
+  if (!result) {  // a resumed run with no epoch left to train
+    Stop stop;
+    result = evaluate(run.task, run.task.test, *view, stop);
+    if (!result) return stopped_evaluating(run, *view, stop);
+    log_evaluation(run, *result, elapsed());
   }
-  if (run.log)
-    run.log->log_eval({.step = run.step,
-                       .epoch = run.epoch,
-                       .loss = result->loss,
-                       .accuracy = result->accuracy,
-                       .elapsed_s = elapsed()});
-  if (run.tensorboard)
-    run.tensorboard->add_scalars({{"accuracy", result->accuracy}, {"eval_loss", result->loss}},
-                                 run.step);
   flush_logs(run);
-  if (config.recipe == "chargpt")
-    std::printf("held-out loss %.4f, next-character accuracy %.2f%% (%lld characters of %s)\n",
-                result->loss, 100 * result->accuracy, (long long)result->examples,
-                run.task.test_name.c_str());
-  else
-    std::printf("test accuracy %.2f%% (loss %.4f) on %s, %lld examples\n", 100 * result->accuracy,
-                result->loss, run.task.test_name.c_str(), (long long)result->examples);
-  if (run.task.sample) std::printf("sample:\n%s\n", run.task.sample(config.seed).c_str());
   // Again, for a run resumed with nothing left to train (evaluation and sampling change no
   // state a checkpoint holds, so this is the last epoch's checkpoint otherwise).
   ox::save_checkpoint(config.save, run.checkpoint());
+  view->finished(result_text(run, *result) + "; checkpoint saved to " + config.save);
+  view->close();
+  std::printf("%s\n", result_text(run, *result).c_str());
+  if (run.task.sample) std::printf("sample:\n%s\n", run.task.sample(config.seed).c_str());
   std::printf("checkpoint saved to %s\n", config.save.c_str());
   std::fflush(stdout);
   return 0;
@@ -391,12 +494,8 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--resume", config->resume, "continue the run a checkpoint holds");
   cmd->add_option("--log", config->log, "JSON-lines log: one record per step and evaluation");
   cmd->add_option("--tensorboard", config->tensorboard, "TensorBoard event folder");
-  cmd->add_flag("--tui", config->tui, "a terminal dashboard (not in this build yet)");
+  cmd->add_flag("--tui", config->tui, "a full-screen dashboard (q quit, p pause, tab panels)");
   return [config]() -> int {
-    if (config->tui) {
-      std::fprintf(stderr, "oxmera train: --tui is not available in this build yet\n");
-      return 2;
-    }
     if (config->threads > 0) ox::set_num_threads(config->threads);
     std::optional<Run> run;
     try {
