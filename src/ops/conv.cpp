@@ -195,8 +195,10 @@ Tensor as_images(const Tensor& t, const Geometry& g, int64_t nb) {
   return t.view({g.G, t.size(1), nb, g.Ho, g.Wo}).permute({2, 0, 1, 3, 4});
 }
 
+// `kept_columns`, when given, receives the column buffer of a forward that made one buffer for
+// every image, for the weight gradient to reuse (conv_weight_grad).
 Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Geometry& g,
-                    const char* op) {
+                    const char* op, Tensor* kept_columns = nullptr) {
   if (g.N == 0 || g.O == 0 || g.L() == 0 || g.cgk() == 0) {
     Tensor out = zeros({g.N, g.O, g.Ho, g.Wo}, {.dtype = x.dtype(), .device = x.device()});
     return bias.defined() ? add(out, bias.reshape({1, g.O, 1, 1})) : out;
@@ -213,7 +215,9 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, c
   const Tensor w = weight.reshape({g.G, g.og(), g.cgk()});
   const int64_t per_chunk = chunk_images(g, x.dtype());
   if (per_chunk >= g.N) {  // one permuting pass (a view when N == 1), with the bias in it
-    const Tensor images = as_images(matmul(w, columns(x, g, 0, g.N, op)), g, g.N);
+    const Tensor col = columns(x, g, 0, g.N, op);
+    if (kept_columns) *kept_columns = col;
+    const Tensor images = as_images(matmul(w, col), g, g.N);
     const Tensor out =
         bias.defined() ? add(images, bias.reshape({1, g.G, g.og(), 1, 1})) : images.contiguous();
     return out.view({g.N, g.O, g.Ho, g.Wo});
@@ -276,8 +280,10 @@ Tensor sliced_product(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// d(loss)/d(weight) of shape [O, Cg, KH, KW]: sum over the chunks, in order.
-Tensor conv_weight_grad(const Tensor& x, const Tensor& go, const Geometry& g, const char* op) {
+// d(loss)/d(weight) of shape [O, Cg, KH, KW]: sum over the chunks, in order. `columns`, the
+// forward's buffer for all images when it kept one, saves making it again.
+Tensor conv_weight_grad(const Tensor& x, const Tensor& go, const Geometry& g, const char* op,
+                        const Tensor& columns_of_all = {}) {
   if (g.N == 0 || g.O == 0 || g.L() == 0 || g.cgk() == 0)
     return zeros({g.O, g.Cg, g.KH, g.KW}, {.dtype = x.dtype(), .device = x.device()});
   if (g.depthwise()) {
@@ -291,10 +297,27 @@ Tensor conv_weight_grad(const Tensor& x, const Tensor& go, const Geometry& g, co
   Tensor grad;
   for (int64_t n0 = 0; n0 < g.N; n0 += per_chunk) {
     const int64_t nb = std::min(per_chunk, g.N - n0);
-    const Tensor part = sliced_product(grouped_output(go, g, n0, nb), columns(x, g, n0, nb, op));
+    const Tensor col =
+        columns_of_all.defined() && nb == g.N ? columns_of_all : columns(x, g, n0, nb, op);
+    const Tensor part = sliced_product(grouped_output(go, g, n0, nb), col);
     grad = grad.defined() ? add(grad, part) : part;
   }
   return grad.view({g.O, g.Cg, g.KH, g.KW});
+}
+
+// Which of (input, weight, bias) take a gradient, fixed when the op records, as PyTorch's
+// needs_input_grad: the first convolution of a network skips its input's GEMM and col2im.
+struct GradsWanted {
+  bool input, weight, bias;
+};
+GradsWanted grads_wanted(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  return {input.requires_grad(), weight.requires_grad(), bias.defined() && bias.requires_grad()};
+}
+
+// The bias's gradient: the upstream gradient summed per channel, over each image's positions
+// first (contiguous runs, the fast reduction) and then over the images.
+Tensor channel_sums(const Tensor& g) {
+  return g.dim() == 3 ? sum(g, {1, 2}) : sum(sum(g, {2, 3}), {0});
 }
 
 void check_bias(const Tensor& bias, int64_t channels, const char* op) {
@@ -326,18 +349,30 @@ Tensor conv2d_checked(const Tensor& input, const Tensor& weight, const Tensor& b
   if (autograd::needs_grad({&input, &weight, &bias})) {
     // conv2d is linear in each argument; its gradients are the two gradient ops (which have
     // rules of their own, so this differentiates again) and the bias's channel sums.
+    const GradsWanted wanted = grads_wanted(input, weight, bias);
+    // The weight gradient multiplies by the same columns as the forward: they are kept (the
+    // memory of one im2col buffer until backward) rather than made twice.
+    Tensor cols;
     Tensor out = autograd::without_grad([&] {
-      const Tensor o4 = conv_forward(x, weight, bias, g, op);
+      const Tensor o4 = conv_forward(x, weight, bias, g, op, wanted.weight ? &cols : nullptr);
       return input.dim() == 3 ? o4.squeeze(0) : o4;
     });
     autograd::record(op, {input, weight, bias}, {out}, {input, weight},
-                     [options, has_bias = bias.defined()](const std::vector<Tensor>& grads,
-                                                          const std::vector<Tensor>& s) {
+                     [options, wanted, g, cols, op](const std::vector<Tensor>& grads,
+                                                    const std::vector<Tensor>& s) {
                        const Tensor &go = grads[0], &in = s[0], &w = s[1];
-                       const Dims channel_sums = in.dim() == 3 ? Dims{1, 2} : Dims{0, 2, 3};
-                       return std::vector<Tensor>{conv2d_input_grad(in.shape(), w, go, options),
-                                                  conv2d_weight_grad(in, w.shape(), go, options),
-                                                  has_bias ? sum(go, channel_sums) : Tensor()};
+                       Tensor weight_grad;
+                       // With create_graph the gradient op records its own rule, so it runs as the
+                       // op.
+                       if (wanted.weight && cols.defined() && !is_grad_enabled())
+                         weight_grad =
+                             conv_weight_grad(in.dim() == 3 ? in.unsqueeze(0) : in,
+                                              go.dim() == 3 ? go.unsqueeze(0) : go, g, op, cols);
+                       else if (wanted.weight)
+                         weight_grad = conv2d_weight_grad(in, w.shape(), go, options);
+                       return std::vector<Tensor>{
+                           wanted.input ? conv2d_input_grad(in.shape(), w, go, options) : Tensor(),
+                           weight_grad, wanted.bias ? channel_sums(go) : Tensor()};
                      });
     return out;
   }
@@ -501,13 +536,13 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   Tensor out = autograd::without_grad(forward);
   const Conv2dOptions conv{.stride = s, .padding = {p.h, p.w}, .dilation = d, .groups = G};
   autograd::record(op, {input, weight, bias}, {out}, {input, weight},
-                   [conv, has_bias = bias.defined()](const std::vector<Tensor>& grads,
-                                                     const std::vector<Tensor>& sv) {
+                   [conv, wanted = grads_wanted(input, weight, bias)](
+                       const std::vector<Tensor>& grads, const std::vector<Tensor>& sv) {
                      const Tensor &c = grads[0], &in = sv[0], &w = sv[1];
-                     const Dims channel_sums = in.dim() == 3 ? Dims{1, 2} : Dims{0, 2, 3};
-                     return std::vector<Tensor>{conv2d(c, w, Tensor(), conv),
-                                                conv2d_weight_grad(c, w.shape(), in, conv),
-                                                has_bias ? sum(c, channel_sums) : Tensor()};
+                     return std::vector<Tensor>{
+                         wanted.input ? conv2d(c, w, Tensor(), conv) : Tensor(),
+                         wanted.weight ? conv2d_weight_grad(c, w.shape(), in, conv) : Tensor(),
+                         wanted.bias ? channel_sums(c) : Tensor()};
                    });
   return out;
 }

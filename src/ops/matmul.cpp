@@ -34,12 +34,20 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const char* op, const T
         autograd::without_grad([&] { return batched_product(a, b, op, input, beta, alpha); });
     if (is_floating(out.dtype()))
       // d(a @ b) = g @ b^T for a and a^T @ g for b (batch dims broadcast back by the node).
+      // Only the gradients an operand takes are computed (the first layer's input has none),
+      // and a scale of one is no pass at all.
       autograd::record(
           op, {a, b, input}, {out}, {a, b},
-          [alpha, beta](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-            const Tensor ga = ox::matmul(g[0], s[1].transpose(-1, -2));
-            const Tensor gb = ox::matmul(s[0].transpose(-1, -2), g[0]);
-            return std::vector<Tensor>{ox::mul(ga, alpha), ox::mul(gb, alpha), ox::mul(g[0], beta)};
+          [alpha, beta, want_a = a.requires_grad(), want_b = b.requires_grad(),
+           want_input = input.defined() && input.requires_grad()](const std::vector<Tensor>& g,
+                                                                  const std::vector<Tensor>& s) {
+            const auto scaled = [](const Tensor& t, const Scalar& by) {
+              return by.to_double() == 1.0 ? t : ox::mul(t, by);
+            };
+            return std::vector<Tensor>{
+                want_a ? scaled(ox::matmul(g[0], s[1].transpose(-1, -2)), alpha) : Tensor(),
+                want_b ? scaled(ox::matmul(s[0].transpose(-1, -2), g[0]), alpha) : Tensor(),
+                want_input ? scaled(g[0], beta) : Tensor()};
           });
     return out;
   }

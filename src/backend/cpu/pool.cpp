@@ -75,6 +75,30 @@ inline double divisor(PoolOp op, const PoolParams& p, const Span& r, const Span&
   return double(r.hi - r.lo) * double(c.hi - c.lo);
 }
 
+// One output row of a 2x2, stride-2 max pool from input rows `top` and `top + row_stride`, by
+// the general loop's rule (first maximum, a NaN takes over) unrolled: no spans, no -inf start
+// (the first element decides the same way).
+template <class T, class Acc>
+inline void max_pairs(const T* top, int64_t row_stride, int64_t top_index, int64_t W, int64_t Wo,
+                      T* out, int64_t* out_index) {
+  const T* bottom = top + row_stride;
+  for (int64_t ow = 0; ow < Wo; ++ow) {
+    const int64_t c = 2 * ow;
+    Acc best = Acc(top[c]);
+    int64_t index = top_index + c;
+    const auto consider = [&](Acc v, int64_t at) {
+      const bool take = (v > best) | (v != v);
+      best = select(take, v, best);
+      index = select(take, at, index);
+    };
+    consider(Acc(top[c + 1]), top_index + c + 1);
+    consider(Acc(bottom[c]), top_index + W + c);
+    consider(Acc(bottom[c + 1]), top_index + W + c + 1);
+    out[ow] = convert<T>(best);
+    out_index[ow] = index;
+  }
+}
+
 template <class T, PoolOp OP>
 void pool_forward(const StridedArray& dst, const StridedArray& indices, const StridedArray& src,
                   const PoolParams& p) {
@@ -92,6 +116,10 @@ void pool_forward(const StridedArray& dst, const StridedArray& indices, const St
           ? (H / std::max<int64_t>(Ho, 1) + 1) * (W / std::max<int64_t>(Wo, 1) + 1)
           : std::min(w.kernel_h, H) * std::min(w.kernel_w, W);
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, Wo * window));
+  // MaxPool2d(2), the usual layer: 2x2 windows that tile the input.
+  const bool pairs = OP == PoolOp::Max && w.kernel_h == 2 && w.kernel_w == 2 && w.stride_h == 2 &&
+                     w.stride_w == 2 && w.pad_h == 0 && w.pad_w == 0 && w.dilation_h == 1 &&
+                     w.dilation_w == 1 && ss[3] == 1 && 2 * Ho <= H && 2 * Wo <= W;
   parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t oh = r % Ho, plane = r / Ho;
@@ -101,6 +129,10 @@ void pool_forward(const StridedArray& dst, const StridedArray& indices, const St
       if constexpr (OP == PoolOp::Max) {
         int64_t* irow = static_cast<int64_t*>(indices.data) + r * Wo;
         const int64_t dh = w.dilation_h, dw = w.dilation_w, sw = ss[3];
+        if (pairs) {
+          max_pairs<T, Acc>(in + 2 * oh * ss[2], ss[2], 2 * oh * W, W, Wo, orow, irow);
+          continue;
+        }
         for (int64_t ow = 0; ow < Wo; ++ow) {
           const Span& cs = sp.cols[size_t(ow)];
           // PyTorch's CPU rule: the first maximum; a NaN takes over from anything (so the last

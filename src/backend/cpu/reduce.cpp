@@ -134,9 +134,20 @@ struct Geometry {
       rest /= red_shape[d];
       cur += idx[d] * red_src[d];
     }
-    for (int64_t k = 0; k < n; ++k) {
-      off[k] = cur;
-      for (size_t d = nd; d-- > 0;) {
+    // A run along the innermost reduced dim at a time (a loop that vectorizes), then the carry
+    // into the outer dims.
+    const size_t last = nd - 1;
+    const int64_t inner = red_shape[last], step = red_src[last];
+    for (int64_t k = 0; k < n;) {
+      const int64_t run = std::min(n - k, inner - idx[last]);
+      for (int64_t j = 0; j < run; ++j) off[k + j] = cur + j * step;
+      k += run;
+      cur += run * step;
+      idx[last] += run;
+      if (idx[last] < inner) break;  // n ended inside the run
+      cur -= inner * step;
+      idx[last] = 0;
+      for (size_t d = last; d-- > 0;) {
         if (++idx[d] < red_shape[d]) {
           cur += red_src[d];
           break;
