@@ -75,6 +75,43 @@ inline constexpr int64_t kGptVocab = 96, kGptContext = 64, kGptWidth = 128, kGpt
 // Class targets in [0, classes) from the same splitmix64 stream, for both frameworks.
 std::vector<int64_t> random_classes(int64_t n, int64_t classes, uint64_t seed);
 
+// fmnist_epoch: one epoch of cnn_step's model over Fashion-MNIST's training set, batches of
+// kCnnBatch in the order of permutation(kFmnistTrain, kFmnistOrderSeed), then test accuracy.
+inline constexpr uint64_t kFmnistOrderSeed = 3, kFmnistInitSeed = 1000;
+inline constexpr double kFmnistMean = 0.2860, kFmnistStd = 0.3530;  // tools/oxmera/recipes.cpp
+inline constexpr const char* kFmnistDefaultDir = "/usr/share/datasets/fashion-mnist";
+
+// 0..n-1 shuffled by Fisher-Yates on splitmix64: one batch order for both frameworks.
+std::vector<int64_t> permutation(int64_t n, uint64_t seed);
+// Uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)): the bound of PyTorch's default Conv/Linear
+// weight and bias init, drawn from splitmix64, so both frameworks start from the same weights.
+std::vector<float> default_init(int64_t numel, int64_t fan_in, uint64_t seed);
+
+// Fashion-MNIST read once by oxmera (ox::data::MnistDataset) and standardized with kFmnistMean
+// and kFmnistStd: f32 images [count, 1, 28, 28] and i64 labels, contiguous, alive for the
+// program. LibTorch reads the same buffers, so both train on identical numbers. The directory
+// is $OXMERA_FASHION_MNIST or kFmnistDefaultDir; `missing` says why it could not be read
+// (the pointers are then null).
+struct ImageSplit {
+  const float* images = nullptr;
+  const int64_t* labels = nullptr;
+  int64_t count = 0;
+};
+struct FashionMnist {
+  ImageSplit train, test;
+  std::string missing;
+};
+const FashionMnist& fashion_mnist();
+
+// Why row `id` cannot run on this machine (its data set is missing), or "" when it can.
+std::string row_unavailable(std::string_view id);
+// Test accuracy in [0, 1] after a framework's last run of a row that trains (fmnist_epoch);
+// nullopt for other rows or before a run.
+std::optional<double> oxmera_accuracy(std::string_view id);
+std::optional<double> libtorch_accuracy(std::string_view id);
+Timing oxmera_fmnist_epoch();  // seconds for the epoch, data loading included
+Timing libtorch_fmnist_epoch();
+
 // How a row's figure follows from seconds per call: work / t for throughputs (bigger is
 // better), t * scale for times (smaller is better).
 struct Spec {

@@ -122,7 +122,10 @@ Timing chargpt_step() {
 
 Timing libtorch_model_seconds(std::string_view id) {
   static const std::map<std::string_view, std::function<Timing()>> table = {
-      {"mlp_step", mlp_step}, {"cnn_step", cnn_step}, {"chargpt_step", chargpt_step}};
+      {"mlp_step", mlp_step},
+      {"cnn_step", cnn_step},
+      {"chargpt_step", chargpt_step},
+      {"fmnist_epoch", libtorch_fmnist_epoch}};
   const auto it = table.find(id);
   return it == table.end() ? std::nullopt : it->second();
 }

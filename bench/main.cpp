@@ -29,8 +29,10 @@ namespace {
 
 struct Result {
   const Spec* spec;
-  std::optional<double> oxmera, libtorch;  // in the row's unit
-  std::optional<double> ratio() const {    // > 1: oxmera better
+  std::optional<double> oxmera, libtorch;                    // in the row's unit
+  std::optional<double> oxmera_accuracy, libtorch_accuracy;  // rows that train
+  std::string unavailable;                                   // why the row could not run
+  std::optional<double> ratio() const {                      // > 1: oxmera better
     if (!oxmera || !libtorch || *oxmera <= 0 || *libtorch <= 0) return std::nullopt;
     return spec->throughput ? *oxmera / *libtorch : *libtorch / *oxmera;
   }
@@ -90,6 +92,20 @@ std::string pad(std::string s, size_t width) {
   return s;
 }
 
+std::string percent(std::optional<double> fraction) {
+  if (!fraction) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * *fraction);
+  return buf;
+}
+
+// The table's last column: a training row's test accuracies, or why a row could not run.
+std::string note(const Result& r) {
+  if (!r.unavailable.empty()) return r.unavailable;
+  if (!r.oxmera_accuracy && !r.libtorch_accuracy) return "";
+  return "test acc " + percent(r.oxmera_accuracy) + " / " + percent(r.libtorch_accuracy);
+}
+
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -118,6 +134,11 @@ void write_json(const std::filesystem::path& path, const std::string& cpu, int t
          {"libtorch", json_number(r.libtorch)},
          {"ratio", ratio ? nlohmann::ordered_json(std::round(*ratio * 1000) / 1000)
                          : nlohmann::ordered_json(nullptr)}});
+    if (r.oxmera_accuracy || r.libtorch_accuracy) {
+      doc["rows"].back()["oxmera_test_accuracy"] = json_number(r.oxmera_accuracy);
+      doc["rows"].back()["libtorch_test_accuracy"] = json_number(r.libtorch_accuracy);
+    }
+    if (!r.unavailable.empty()) doc["rows"].back()["unavailable"] = r.unavailable;
   }
   std::filesystem::create_directories(path.parent_path());
   // Written beside and renamed over, so a reader never sees half a file.
@@ -168,27 +189,33 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   for (const Spec& spec : specs()) {
     if (!only.empty() && std::find(only.begin(), only.end(), spec.id) == only.end()) continue;
-    Result r{&spec, std::nullopt, std::nullopt};
+    Result r{&spec,        std::nullopt, std::nullopt,
+             std::nullopt, std::nullopt, row_unavailable(spec.id)};
     // Interleaved per row, so load from other processes hits both frameworks alike.
     r.oxmera = figure(spec, oxmera_seconds(spec.id));
     r.libtorch = figure(spec, libtorch_seconds(spec.id));
-    std::printf("  %-17s oxmera %-10s LibTorch %-10s %s\n", spec.id, fmt(r.oxmera, "n/a").c_str(),
-                fmt(r.libtorch, "n/a").c_str(), spec.unit);
+    r.oxmera_accuracy = oxmera_accuracy(spec.id);
+    r.libtorch_accuracy = libtorch_accuracy(spec.id);
+    std::printf("  %-17s oxmera %-10s LibTorch %-10s %s %s\n", spec.id,
+                fmt(r.oxmera, "n/a").c_str(), fmt(r.libtorch, "n/a").c_str(), spec.unit,
+                note(r).c_str());
     std::fflush(stdout);
     results.push_back(r);
   }
 
-  std::printf("\n%-17s | %-24s | %-10s | %-7s | %s\n", "workload", "oxmera", "LibTorch", "unit",
-              "ratio");
-  std::printf("%s\n", std::string(78, '-').c_str());
+  std::printf("\n%-17s | %-24s | %-10s | %-7s | %-5s | %s\n", "workload", "oxmera", "LibTorch",
+              "unit", "ratio", "note");
+  std::printf("%s\n", std::string(100, '-').c_str());
   for (const Result& r : results) {
-    std::printf("%-17s | %-24s | %-10s | %s | %s\n", r.spec->id,
-                fmt(r.oxmera, "n/a (not yet in oxmera)").c_str(), fmt(r.libtorch, "n/a").c_str(),
-                pad(r.spec->unit, 7).c_str(), fmt(r.ratio(), "-").c_str());
+    const char* missing = r.unavailable.empty() ? "n/a (not yet in oxmera)" : "n/a";
+    std::printf("%-17s | %-24s | %-10s | %s | %-5s | %s\n", r.spec->id,
+                fmt(r.oxmera, missing).c_str(), fmt(r.libtorch, "n/a").c_str(),
+                pad(r.spec->unit, 7).c_str(), fmt(r.ratio(), "-").c_str(), note(r).c_str());
   }
-  std::printf("%s\n", std::string(78, '-').c_str());
+  std::printf("%s\n", std::string(100, '-').c_str());
   std::printf(
-      "ratio > 1: oxmera better (throughputs: oxmera / LibTorch; times: LibTorch / oxmera)\n");
+      "ratio > 1: oxmera better (throughputs: oxmera / LibTorch; times: LibTorch / oxmera); "
+      "test acc: oxmera / LibTorch\n");
   std::printf("machine: %s, %d threads, FMA peak %.1f GFLOP/s (f32), triad %.1f GB/s\n",
               cpu.c_str(), threads, peak, triad);
   for (const Result& r : results) {

@@ -2,6 +2,7 @@
 // units and how a figure follows from seconds per call) and the input generators.
 
 #include <algorithm>
+#include <cmath>
 
 #include "harness.h"
 
@@ -30,6 +31,35 @@ std::vector<float> random_floats(int64_t n, uint64_t seed) {
 
 namespace {
 
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<int64_t> permutation(int64_t n, uint64_t seed) {
+  std::vector<int64_t> order(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = int64_t(i);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull;
+  for (size_t i = order.size(); i > 1; --i) {
+    const size_t j = splitmix64(state) % i;  // modulo bias below 2^-47 for i <= 60,000
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
+std::vector<float> default_init(int64_t numel, int64_t fan_in, uint64_t seed) {
+  std::vector<float> values = random_floats(numel, seed);
+  const float bound = 1.0f / std::sqrt(float(std::max<int64_t>(fan_in, 1)));
+  for (float& v : values) v *= bound;
+  return values;
+}
+
+namespace {
+
 constexpr double kGiga = 1e-9;
 constexpr double flop_gemm(double b, double m, double k, double n) { return 2 * b * m * k * n; }
 constexpr double kSq = double(kSquare) * double(kSquare);
@@ -54,6 +84,7 @@ const std::vector<Spec>& specs() {
       {"mlp_step", "ms", false, 1e3},
       {"cnn_step", "ms", false, 1e3},
       {"chargpt_step", "ms", false, 1e3},
+      {"fmnist_epoch", "s", false, 1.0},
   };
   return table;
 }

@@ -40,10 +40,19 @@ Runner add_bench(CLI::App& app) {
                 ox::get_num_threads(), "workload", "oxmera", "unit");
     for (const oxbench::Spec* spec : chosen) {
       const std::optional<double> value = oxbench::figure(*spec, oxbench::oxmera_seconds(spec->id));
+      // A training row adds its test accuracy; a row that cannot run here says why.
+      std::string note = oxbench::row_unavailable(spec->id);
+      if (const auto accuracy = oxbench::oxmera_accuracy(spec->id)) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "test accuracy %.1f%%", 100.0 * *accuracy);
+        note = buf;
+      }
       if (value)
-        std::printf("%-18s | %-12.4g | %s\n", spec->id, *value, spec->unit);
+        std::printf("%-18s | %-12.4g | %s%s%s\n", spec->id, *value, spec->unit,
+                    note.empty() ? "" : " | ", note.c_str());
       else
-        std::printf("%-18s | %-12s | %s\n", spec->id, "n/a", spec->unit);
+        std::printf("%-18s | %-12s | %s%s%s\n", spec->id, "n/a", spec->unit,
+                    note.empty() ? "" : " | ", note.c_str());
       std::fflush(stdout);
     }
     return 0;
