@@ -69,7 +69,7 @@ int main() {
   };
 
   TinyNet model;
-  std::cout << *model << "\n";  // the nested repr, as print(model)
+  std::cout << model << "\n";  // the nested repr, as print(model)
 
   // Dotted names in registration order: own tensors first, then each child's.
   int64_t count = 0;

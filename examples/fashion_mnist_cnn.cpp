@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     data::DataLoader test_loader(test_set, {.batch_size = 500});
 
     nn::Sequential model = make_model();
-    std::cout << *model << "\n";  // the layer tree, as PyTorch's print(model)
+    std::cout << model << "\n";  // the layer tree, as PyTorch's print(model)
 
     // Adam with the 1cycle schedule: the learning rate warms up to 4e-3, then anneals to
     // nearly zero by the last batch. The scheduler steps once per batch, not per epoch.

@@ -1,9 +1,12 @@
 // Graph nodes: op nodes with saved tensors, leaf accumulators, grad mode, and the autograd
 // methods of Tensor.
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -313,6 +316,21 @@ std::vector<Tensor> AutogradContext::get_saved_variables() const {
 
 namespace detail {
 
+namespace {
+
+// A Function's name as its author wrote it ("Swish", not the mangled "5Swish"), without its
+// namespaces, as PyTorch names a custom function's node.
+std::string function_name(const std::string& mangled) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled != nullptr ? demangled : mangled;
+  std::free(demangled);
+  const size_t scope = name.rfind("::");
+  return scope == std::string::npos ? name : name.substr(scope + 2);
+}
+
+}  // namespace
+
 std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs,
                                    const std::vector<int64_t>& input_positions,
                                    int64_t num_arguments,
@@ -329,7 +347,7 @@ std::vector<Tensor> apply_function(const std::string& name, const std::vector<Te
   for (Tensor& out : outs)
     for (const Tensor& in : inputs)
       if (out.defined() && in.defined() && out.impl() == in.impl()) out = out.detach();
-  const std::string label = name + "Backward";
+  const std::string label = function_name(name) + "Backward";
   const std::vector<Tensor> to_save = ctx->to_save_;
   ctx->to_save_.clear();
   record_unlisted(label.c_str(), false, inputs, outs, to_save,

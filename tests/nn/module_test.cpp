@@ -181,6 +181,10 @@ TEST(Module, PrintsLikePyTorch) {
             "    (1): Linear(in_features=4, out_features=2, bias=true)\n"
             "  )\n"
             ")");
+  // The holder prints the module too, not the pointer it holds.
+  std::ostringstream through_holder;
+  through_holder << net;
+  EXPECT_EQ(through_holder.str(), out.str());
 }
 
 TEST(Containers, SequentialForms) {

@@ -211,6 +211,12 @@ class ModuleHolder : public std::shared_ptr<Impl> {
   }
 };
 
+// Prints the module, not the pointer: `std::cout << model` as PyTorch's print(model).
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& holder) {
+  return os << static_cast<const Module&>(holder.impl());
+}
+
 #define OX_MODULE(Name)                                     \
   class Name : public ::ox::nn::ModuleHolder<Name##Impl> {  \
    public:                                                  \
