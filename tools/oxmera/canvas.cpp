@@ -206,4 +206,12 @@ std::string duration_text(double seconds) {
   return text;
 }
 
+double mean_of_last(const std::vector<double>& values, size_t count) {
+  if (values.empty()) return NAN;
+  const size_t n = std::min(count, values.size());
+  double sum = 0;
+  for (size_t i = values.size() - n; i < values.size(); ++i) sum += values[i];
+  return sum / double(n);
+}
+
 }  // namespace oxcli

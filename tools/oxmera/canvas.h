@@ -87,5 +87,7 @@ class Canvas {
 std::string compact_number(double value, int width);
 // "m:ss" or "h:mm:ss"; "--:--" for a negative (unknown) duration.
 std::string duration_text(double seconds);
+// The mean of the last `count` values (NaN when there are none): a noisy curve's "now".
+double mean_of_last(const std::vector<double>& values, size_t count);
 
 }  // namespace oxcli

@@ -32,14 +32,6 @@ std::string figure(double value, const char* pattern) {
   return text;
 }
 
-double tail_mean(const std::vector<double>& values, size_t count) {
-  if (values.empty()) return NAN;
-  const size_t n = std::min(count, values.size());
-  double sum = 0;
-  for (size_t i = values.size() - n; i < values.size(); ++i) sum += values[i];
-  return sum / double(n);
-}
-
 double last_or_nan(const std::vector<double>& values) {
   return values.empty() ? NAN : values.back();
 }
@@ -104,7 +96,7 @@ std::vector<std::string> run_table(const std::vector<LoggedRun>& runs) {
     std::snprintf(line, sizeof line, "%c %-*s  %8lld  %10s  %8s  %9s  %9s", marker_of(i),
                   int(name_width), run.name.c_str(),
                   (long long)(run.steps.empty() ? 0 : run.steps.back()),
-                  figure(tail_mean(run.losses, 20), "%.4f").c_str(),
+                  figure(mean_of_last(run.losses, 20), "%.4f").c_str(),
                   figure(last_or_nan(run.eval_losses), "%.4f").c_str(),
                   figure(100 * last_or_nan(run.accuracies), "%.2f%%").c_str(),
                   figure(100 * best, "%.2f%%").c_str());

@@ -25,14 +25,6 @@ std::string bar(double fraction, int width) {
   return std::string(size_t(filled), '#') + std::string(size_t(width - filled), '.');
 }
 
-double mean_of_last(const std::vector<double>& values, size_t count) {
-  if (values.empty()) return NAN;
-  const size_t n = std::min(count, values.size());
-  double sum = 0;
-  for (size_t i = values.size() - n; i < values.size(); ++i) sum += values[i];
-  return sum / double(n);
-}
-
 void header(Canvas& canvas, const TrainHistory& h) {
   const RunInfo& run = h.run;
   const int64_t total_steps = run.epochs * run.batches_per_epoch;
