@@ -1,5 +1,7 @@
 #include "cli/pty.h"
 
+#include "data/utf8.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -54,24 +56,6 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
   for (std::string& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
-}
-
-void append_utf8(std::string& out, uint32_t c) {
-  if (c < 0x80) {
-    out += char(c);
-  } else if (c < 0x800) {
-    out += char(0xC0 | (c >> 6));
-    out += char(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += char(0xE0 | (c >> 12));
-    out += char(0x80 | ((c >> 6) & 0x3F));
-    out += char(0x80 | (c & 0x3F));
-  } else {
-    out += char(0xF0 | (c >> 18));
-    out += char(0x80 | ((c >> 12) & 0x3F));
-    out += char(0x80 | ((c >> 6) & 0x3F));
-    out += char(0x80 | (c & 0x3F));
-  }
 }
 
 int decode_status(int status) {
@@ -320,7 +304,7 @@ std::vector<std::string> PtyProcess::lines() const {
         line += ' ';
       } else {
         for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL && cell.chars[i] != 0; ++i)
-          append_utf8(line, cell.chars[i]);
+          ox::data::append_utf8(line, cell.chars[i]);
       }
       col += cell.width > 0 ? cell.width : 1;  // a wide character covers the next cell too
     }

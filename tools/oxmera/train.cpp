@@ -264,22 +264,31 @@ void flush_logs(Run& run) {
   if (run.tensorboard) run.tensorboard->flush();
 }
 
-// Each parameter's gradient norm, largest first, and the global norm (of all of them).
+// Each parameter's gradient norm, largest first, and the global norm (of all of them). The
+// norms come to the host in one transfer, not one a parameter.
 std::vector<std::pair<std::string, double>> gradient_norms(const ox::TensorDict& named,
                                                            double& global) {
   ox::NoGradGuard no_grad;
-  std::vector<std::pair<std::string, double>> norms;
-  double squares = 0;
+  std::vector<std::string> names;
+  std::vector<ox::Tensor> norms;
   for (const auto& [name, param] : named) {
     if (!param.grad().defined()) continue;
-    const double norm = param.grad().norm().item<double>();
-    squares += norm * norm;
-    norms.emplace_back(name, norm);
+    names.push_back(name);
+    norms.push_back(param.grad().norm().to(ox::kF64));
   }
-  std::stable_sort(norms.begin(), norms.end(),
+  global = 0;
+  if (norms.empty()) return {};
+  const std::vector<double> values = ox::stack(norms).to_vector<double>();
+  std::vector<std::pair<std::string, double>> out;
+  double squares = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    squares += values[i] * values[i];
+    out.emplace_back(names[i], values[i]);
+  }
+  std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   global = std::sqrt(squares);
-  return norms;
+  return out;
 }
 
 // After a stop in the middle of an epoch: saves where the run is and says how to go on. A
