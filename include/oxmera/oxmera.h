@@ -11,6 +11,7 @@
 #include "oxmera/data.h"
 #include "oxmera/indexing.h"
 #include "oxmera/io.h"
+#include "oxmera/linalg.h"
 #include "oxmera/nn.h"
 #include "oxmera/ops.h"
 #include "oxmera/optim.h"

@@ -421,6 +421,45 @@ class Backend {
   virtual void optim_step(OptimStepKind kind, const StridedArray& param, const StridedArray& grad,
                           const StridedArray& buf1, const StridedArray& buf2,
                           const StridedArray& buf3, const OptimStepParams& params) = 0;
+
+  // ---- Linear algebra (cpu/linalg.cpp, on LAPACK) ----------------------------------------------
+  // Matrices are f32 or f64 [..., rows, cols] in LAPACK's column-major form: strides[-2] == 1
+  // and strides[-1] >= max(1, rows); the batch dims take any strides (0 for a broadcast input,
+  // never for one that is written). info and pivots are contiguous i32 of the batch shape (plus
+  // pivots' last dim). info[b]: 0 success; k > 0 LAPACK's failure code (a leading minor that is
+  // not positive definite, a zero pivot, a non-converging iteration); kLinalgNonFinite for a
+  // matrix holding NaN or Inf, which is then left as it is (iterative LAPACK routines can loop
+  // or return garbage on such input). Batches are spread over threads, LAPACK runs single-
+  // threaded within each, so results do not depend on the thread count.
+  static constexpr int32_t kLinalgNonFinite = -1;
+  // In place: the Cholesky factor in the triangle `upper` names, zeros in the other (from the
+  // failing column on, a matrix whose info is k > 0 holds LAPACK's partial work).
+  virtual void cholesky(const StridedArray& a, const StridedArray& info, bool upper) = 0;
+  // In place: getrf's L and U of a [..., m, n] and its 1-based pivots [..., min(m, n)].
+  virtual void lu_factor(const StridedArray& a, const StridedArray& pivots,
+                         const StridedArray& info) = 0;
+  // b [..., n, k] overwritten with op(A)^-1 b, op(A) = A or Aᵀ (transpose); A [..., n, n]
+  // triangular (`upper`; the other triangle is not read; unit_diagonal: its diagonal is not
+  // read either and taken as 1). A singular A gives Inf/NaN, not an error (the op layer checks).
+  virtual void triangular_solve(const StridedArray& a, const StridedArray& b, bool upper,
+                                bool transpose, bool unit_diagonal) = 0;
+  // b [..., n, k] overwritten with op(A)^-1 b from lu_factor's LU and pivots.
+  virtual void lu_solve(const StridedArray& lu, const StridedArray& pivots, const StridedArray& b,
+                        bool transpose) = 0;
+  // In place: geqrf's R on and above the diagonal and Householder vectors below it, tau
+  // [..., min(m, n)].
+  virtual void geqrf(const StridedArray& a, const StridedArray& tau, const StridedArray& info) = 0;
+  // q [..., m, c] (c <= m; its first tau.shape[-1] columns hold geqrf's vectors) overwritten
+  // with the first c columns of the product of the reflectors.
+  virtual void orgqr(const StridedArray& q, const StridedArray& tau) = 0;
+  // Eigenvalues ascending into w [..., n] from the `upper` or lower triangle of a; vectors:
+  // a is overwritten with the orthonormal eigenvectors (columns), else destroyed.
+  virtual void eigh(const StridedArray& a, const StridedArray& w, const StridedArray& info,
+                    bool vectors, bool upper) = 0;
+  // Singular values descending into s [..., k]; a [..., m, n] is destroyed. With u and vh
+  // (data non-null): u [..., m, m or k] and vh [..., n or k, n] (full_matrices or not).
+  virtual void svd(const StridedArray& a, const StridedArray& u, const StridedArray& s,
+                   const StridedArray& vh, const StridedArray& info, bool full_matrices) = 0;
 };
 
 // The registry. The CPU backend is always present; others register when built and usable.

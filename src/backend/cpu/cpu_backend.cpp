@@ -173,6 +173,35 @@ class CpuBackend final : public Backend {
                   const OptimStepParams& params) override {
     cpu::optim_step(kind, param, grad, buf1, buf2, buf3, params);
   }
+
+  // Linear algebra.
+  void cholesky(const StridedArray& a, const StridedArray& info, bool upper) override {
+    cpu::cholesky(a, info, upper);
+  }
+  void lu_factor(const StridedArray& a, const StridedArray& pivots,
+                 const StridedArray& info) override {
+    cpu::lu_factor(a, pivots, info);
+  }
+  void triangular_solve(const StridedArray& a, const StridedArray& b, bool upper, bool transpose,
+                        bool unit_diagonal) override {
+    cpu::triangular_solve(a, b, upper, transpose, unit_diagonal);
+  }
+  void lu_solve(const StridedArray& lu, const StridedArray& pivots, const StridedArray& b,
+                bool transpose) override {
+    cpu::lu_solve(lu, pivots, b, transpose);
+  }
+  void geqrf(const StridedArray& a, const StridedArray& tau, const StridedArray& info) override {
+    cpu::geqrf(a, tau, info);
+  }
+  void orgqr(const StridedArray& q, const StridedArray& tau) override { cpu::orgqr(q, tau); }
+  void eigh(const StridedArray& a, const StridedArray& w, const StridedArray& info, bool vectors,
+            bool upper) override {
+    cpu::eigh(a, w, info, vectors, upper);
+  }
+  void svd(const StridedArray& a, const StridedArray& u, const StridedArray& s,
+           const StridedArray& vh, const StridedArray& info, bool full_matrices) override {
+    cpu::svd(a, u, s, vh, info, full_matrices);
+  }
 };
 
 }  // namespace

@@ -19,6 +19,19 @@ void binary(BinaryOp op, const StridedArray& dst, const StridedArray& a, const S
             double alpha);
 void where(const StridedArray& dst, const StridedArray& cond, const StridedArray& a,
            const StridedArray& b);
+// Linear algebra on LAPACK (linalg.cpp); Backend says what each computes.
+void cholesky(const StridedArray& a, const StridedArray& info, bool upper);
+void lu_factor(const StridedArray& a, const StridedArray& pivots, const StridedArray& info);
+void triangular_solve(const StridedArray& a, const StridedArray& b, bool upper, bool transpose,
+                      bool unit_diagonal);
+void lu_solve(const StridedArray& lu, const StridedArray& pivots, const StridedArray& b,
+              bool transpose);
+void geqrf(const StridedArray& a, const StridedArray& tau, const StridedArray& info);
+void orgqr(const StridedArray& q, const StridedArray& tau);
+void eigh(const StridedArray& a, const StridedArray& w, const StridedArray& info, bool vectors,
+          bool upper);
+void svd(const StridedArray& a, const StridedArray& u, const StridedArray& s,
+         const StridedArray& vh, const StridedArray& info, bool full_matrices);
 // Batched matmul (matmul.cpp).
 void matmul(const StridedArray& dst, const StridedArray& a, const StridedArray& b,
             const Scalar& alpha, const Scalar& beta);
@@ -34,9 +47,8 @@ void layer_norm_backward(const StridedArray& gi, const StridedArray& gw, const S
                          const StridedArray& go, const StridedArray& src, const StridedArray& mean,
                          const StridedArray& rstd, const StridedArray& weight, bool rms);
 int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                                const StridedArray& logits,
-                      const StridedArray& target, const StridedArray& weight, int64_t ignore_index,
-                      double smoothing);
+                      const StridedArray& logits, const StridedArray& target,
+                      const StridedArray& weight, int64_t ignore_index, double smoothing);
 void cross_entropy_backward(const StridedArray& grad, const StridedArray& grad_loss,
                             const StridedArray& logits, const StridedArray& target,
                             const StridedArray& weight, int64_t ignore_index, double smoothing);

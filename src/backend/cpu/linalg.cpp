@@ -1,0 +1,463 @@
+// Linear algebra on LAPACK (OpenBLAS's Fortran symbols; Debian ships no LAPACKE with it).
+//
+// Thread-count independence: every LAPACK call runs single-threaded (OpenBLAS's threaded BLAS
+// splits work by the thread count, which changes summation orders), and the threads share out
+// whole work items: one matrix of the batch, or one fixed-width chunk of right-hand-side
+// columns. A work item's arithmetic is then the same on whichever thread runs it.
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/parallel.h"
+#include "core/dispatch.h"
+
+extern "C" {
+// Fortran LAPACK, column-major, every argument by pointer. The hidden string-length arguments
+// of gfortran are left out: every string passed is one character, which LAPACK reads alone.
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void strtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs,
+             const float* a, const int* lda, float* b, const int* ldb, int* info);
+void dtrtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs,
+             const double* a, const int* lda, double* b, const int* ldb, int* info);
+void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda,
+             const int* ipiv, float* b, const int* ldb, int* info);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda,
+             const int* ipiv, double* b, const int* ldb, int* info);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work,
+             const int* lwork, int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
+             const int* lwork, int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau,
+             float* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
+             double* work, const int* lwork, int* info);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
+             float* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s,
+             float* u, const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork,
+             int* iwork, int* info);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
+             double* u, const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork,
+             int* iwork, int* info);
+}
+
+namespace ox::cpu {
+
+namespace {
+
+// One overload set per routine, so the kernels are templates over the element type.
+void potrf(char uplo, int n, float* a, int lda, int* info) { spotrf_(&uplo, &n, a, &lda, info); }
+void potrf(char uplo, int n, double* a, int lda, int* info) { dpotrf_(&uplo, &n, a, &lda, info); }
+void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) {
+  sgetrf_(&m, &n, a, &lda, ipiv, info);
+}
+void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) {
+  dgetrf_(&m, &n, a, &lda, ipiv, info);
+}
+void trtrs(char uplo, char trans, char diag, int n, int nrhs, const float* a, int lda, float* b,
+           int ldb, int* info) {
+  strtrs_(&uplo, &trans, &diag, &n, &nrhs, a, &lda, b, &ldb, info);
+}
+void trtrs(char uplo, char trans, char diag, int n, int nrhs, const double* a, int lda, double* b,
+           int ldb, int* info) {
+  dtrtrs_(&uplo, &trans, &diag, &n, &nrhs, a, &lda, b, &ldb, info);
+}
+void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb,
+           int* info) {
+  sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info);
+}
+void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b,
+           int ldb, int* info) {
+  dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info);
+}
+void geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork, int* info) {
+  sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+}
+void geqrf(int m, int n, double* a, int lda, double* tau, double* work, int lwork, int* info) {
+  dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work, int lwork,
+           int* info) {
+  sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork,
+           int* info) {
+  dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork,
+           int* iwork, int liwork, int* info) {
+  ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info);
+}
+void syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork,
+           int* iwork, int liwork, int* info) {
+  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info);
+}
+void gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt,
+           int ldvt, float* work, int lwork, int* iwork, int* info) {
+  sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
+}
+void gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
+           int ldvt, double* work, int lwork, int* iwork, int* info) {
+  dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
+}
+
+// OpenBLAS (OpenMP build) takes its thread count from omp_get_max_threads() on each call and
+// runs serially inside an active parallel region. Outside one (a batch of one matrix, or one
+// thread), this guard makes the calling thread's count 1 for the duration of the call.
+class SerialBlas {
+ public:
+  SerialBlas() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~SerialBlas() { omp_set_num_threads(saved_); }
+  SerialBlas(const SerialBlas&) = delete;
+  SerialBlas& operator=(const SerialBlas&) = delete;
+
+ private:
+  int saved_;
+};
+
+// A batch of matrices: matrix t of the batch (row-major over the batch dims) at data + offset(t)
+// elements, element (i, j) at i + j * ld.
+template <class T>
+struct Batch {
+  T* data = nullptr;
+  Shape batch_shape;
+  Strides batch_strides;
+  int64_t rows = 0, cols = 0, ld = 1;
+
+  Batch(const StridedArray& a, size_t matrix_dims = 2) : data(static_cast<T*>(a.data)) {
+    const size_t nd = a.shape.size();
+    OX_ASSERT(nd >= matrix_dims, "linalg kernel: array of ", nd, " dims");
+    batch_shape.assign(a.shape.begin(), a.shape.end() - static_cast<int64_t>(matrix_dims));
+    batch_strides.assign(a.strides.begin(), a.strides.end() - static_cast<int64_t>(matrix_dims));
+    if (matrix_dims == 2) {
+      rows = a.shape[nd - 2];
+      cols = a.shape[nd - 1];
+      OX_ASSERT(a.strides[nd - 2] == 1 || rows <= 1, "linalg kernel: matrix not column-major");
+      ld = std::max<int64_t>({1, rows, a.strides[nd - 1]});
+    } else if (matrix_dims == 1) {
+      rows = a.shape[nd - 1];
+      OX_ASSERT(a.strides[nd - 1] == 1 || rows <= 1, "linalg kernel: vector not contiguous");
+    }
+  }
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t s : batch_shape) n *= s;
+    return n;
+  }
+  T* at(int64_t t) const {
+    int64_t offset = 0;
+    for (size_t d = batch_shape.size(); d-- > 0;) {
+      offset += (t % batch_shape[d]) * batch_strides[d];
+      t /= batch_shape[d];
+    }
+    return data + offset;
+  }
+};
+
+// Whether every element LAPACK will read of an m x n column-major matrix is finite: all of it
+// (tri 0), or the upper (tri 1) or lower (tri -1) triangle.
+template <class T>
+bool all_finite(const T* a, int64_t m, int64_t n, int64_t ld, int tri = 0) {
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t lo = tri < 0 ? std::min(j, m) : 0, hi = tri > 0 ? std::min(j + 1, m) : m;
+    for (int64_t i = lo; i < hi; ++i)
+      if (!std::isfinite(a[i + j * ld])) return false;
+  }
+  return true;
+}
+
+// fn(t) for every matrix t of a batch of n, over threads; LAPACK serial inside.
+template <class F>
+void for_each_matrix(int64_t n, F&& fn) {
+  if (n <= 1 || omp_get_max_threads() == 1) {
+    SerialBlas serial;
+    for (int64_t t = 0; t < n; ++t) fn(t);
+    return;
+  }
+  parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) fn(t);
+  });
+}
+
+// The same over fixed-width chunks of right-hand-side columns: work item (t, c) solves columns
+// [c * kRhsChunk, ...) of matrix t.
+constexpr int64_t kRhsChunk = 16;
+template <class F>
+void for_each_rhs_chunk(int64_t matrices, int64_t rhs, F&& fn) {
+  const int64_t chunks = std::max<int64_t>(1, (rhs + kRhsChunk - 1) / kRhsChunk);
+  for_each_matrix(matrices * chunks, [&](int64_t item) {
+    const int64_t c = item % chunks, first = c * kRhsChunk;
+    fn(item / chunks, first, std::min(kRhsChunk, rhs - first));
+  });
+}
+
+int32_t* info_at(const StridedArray& info, int64_t t) {
+  return static_cast<int32_t*>(info.data) + t;
+}
+
+int to_int(int64_t v) {
+  OX_ASSERT(v <= INT32_MAX, "linalg kernel: extent ", v, " beyond LAPACK's 32-bit integers");
+  return static_cast<int>(v);
+}
+
+// A workspace size from a LAPACK query's answer (a floating value, possibly rounded down).
+int64_t workspace_size(double query) {
+  return std::max<int64_t>(1, static_cast<int64_t>(query) + 1);
+}
+
+template <class T>
+void cholesky_typed(const StridedArray& a, const StridedArray& info, bool upper) {
+  const Batch<T> m(a);
+  for_each_matrix(m.count(), [&](int64_t t) {
+    T* p = m.at(t);
+    int32_t* status = info_at(info, t);
+    if (!all_finite(p, m.rows, m.cols, m.ld, upper ? 1 : -1)) {
+      *status = Backend::kLinalgNonFinite;
+      return;
+    }
+    int r = 0;
+    potrf(upper ? 'U' : 'L', to_int(m.rows), p, to_int(m.ld), &r);
+    *status = r;
+    // LAPACK leaves the other triangle as the input had it.
+    for (int64_t j = 0; j < m.cols; ++j) {
+      const int64_t lo = upper ? j + 1 : 0, hi = upper ? m.rows : j;
+      std::fill(p + j * m.ld + lo, p + j * m.ld + std::max(lo, hi), T(0));
+    }
+  });
+}
+
+template <class T>
+void lu_factor_typed(const StridedArray& a, const StridedArray& pivots, const StridedArray& info) {
+  const Batch<T> m(a);
+  const int64_t k = std::min(m.rows, m.cols);
+  for_each_matrix(m.count(), [&](int64_t t) {
+    T* p = m.at(t);
+    int32_t* status = info_at(info, t);
+    if (!all_finite(p, m.rows, m.cols, m.ld)) {
+      *status = Backend::kLinalgNonFinite;
+      return;
+    }
+    int r = 0;
+    getrf(to_int(m.rows), to_int(m.cols), p, to_int(m.ld),
+          static_cast<int32_t*>(pivots.data) + t * k, &r);
+    *status = r;
+  });
+}
+
+template <class T>
+void triangular_solve_typed(const StridedArray& a, const StridedArray& b, bool upper,
+                            bool transpose, bool unit_diagonal) {
+  const Batch<T> ma(a), mb(b);
+  for_each_rhs_chunk(mb.count(), mb.cols, [&](int64_t t, int64_t first, int64_t width) {
+    if (mb.rows == 0 || width == 0) return;
+    int r = 0;  // trtrs reports an exactly zero diagonal element and solves nothing then
+    trtrs(upper ? 'U' : 'L', transpose ? 'T' : 'N', unit_diagonal ? 'U' : 'N', to_int(mb.rows),
+          to_int(width), ma.at(t), to_int(ma.ld), mb.at(t) + first * mb.ld, to_int(mb.ld), &r);
+    if (r > 0) {
+      // A singular triangle: divide anyway, as PyTorch's trsm does, so the zero pivot shows as
+      // Inf/NaN in the result instead of a right-hand side left unsolved.
+      const T* pa = ma.at(t);
+      T* pb = mb.at(t) + first * mb.ld;
+      const int64_t n = mb.rows;
+      for (int64_t c = 0; c < width; ++c) {
+        T* x = pb + c * mb.ld;
+        auto elem = [&](int64_t i, int64_t j) {
+          return transpose ? pa[j + i * ma.ld] : pa[i + j * ma.ld];
+        };
+        const bool lower_system = upper == transpose;  // op(A) lower triangular
+        for (int64_t s = 0; s < n; ++s) {
+          const int64_t i = lower_system ? s : n - 1 - s;
+          T v = x[i];
+          if (lower_system) {
+            for (int64_t j = 0; j < i; ++j) v -= elem(i, j) * x[j];
+          } else {
+            for (int64_t j = i + 1; j < n; ++j) v -= elem(i, j) * x[j];
+          }
+          x[i] = unit_diagonal ? v : v / elem(i, i);
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void lu_solve_typed(const StridedArray& lu, const StridedArray& pivots, const StridedArray& b,
+                    bool transpose) {
+  const Batch<T> ma(lu), mb(b);
+  const Batch<int32_t> piv(pivots, 1);
+  for_each_rhs_chunk(mb.count(), mb.cols, [&](int64_t t, int64_t first, int64_t width) {
+    if (mb.rows == 0 || width == 0) return;
+    int r = 0;
+    getrs(transpose ? 'T' : 'N', to_int(mb.rows), to_int(width), ma.at(t), to_int(ma.ld), piv.at(t),
+          mb.at(t) + first * mb.ld, to_int(mb.ld), &r);
+    OX_ASSERT(r == 0, "getrs argument ", -r, " refused");
+  });
+}
+
+template <class T>
+void geqrf_typed(const StridedArray& a, const StridedArray& tau, const StridedArray& info) {
+  const Batch<T> m(a);
+  const Batch<T> vt(tau, 1);
+  const int rows = to_int(m.rows), cols = to_int(m.cols), ld = to_int(m.ld);
+  T query = 0;
+  int r = 0;
+  geqrf(rows, cols, nullptr, ld, nullptr, &query, -1, &r);
+  const int64_t lwork = workspace_size(static_cast<double>(query));
+  parallel_for(0, m.count(), 1, [&](int64_t b, int64_t e) {
+    std::vector<T> work(static_cast<size_t>(lwork));
+    SerialBlas serial;
+    for (int64_t t = b; t < e; ++t) {
+      T* p = m.at(t);
+      if (!all_finite(p, m.rows, m.cols, m.ld)) {
+        *info_at(info, t) = Backend::kLinalgNonFinite;
+        continue;
+      }
+      int s = 0;
+      if (rows > 0 && cols > 0) geqrf(rows, cols, p, ld, vt.at(t), work.data(), to_int(lwork), &s);
+      *info_at(info, t) = s;
+    }
+  });
+}
+
+template <class T>
+void orgqr_typed(const StridedArray& q, const StridedArray& tau) {
+  const Batch<T> m(q);
+  const Batch<T> vt(tau, 1);
+  const int rows = to_int(m.rows), cols = to_int(m.cols), ld = to_int(m.ld);
+  const int k = to_int(vt.rows);
+  T query = 0;
+  int r = 0;
+  orgqr(rows, cols, k, nullptr, ld, nullptr, &query, -1, &r);
+  const int64_t lwork = workspace_size(static_cast<double>(query));
+  parallel_for(0, m.count(), 1, [&](int64_t b, int64_t e) {
+    std::vector<T> work(static_cast<size_t>(lwork));
+    SerialBlas serial;
+    for (int64_t t = b; t < e; ++t) {
+      int s = 0;
+      if (rows > 0 && cols > 0)
+        orgqr(rows, cols, k, m.at(t), ld, vt.at(t), work.data(), to_int(lwork), &s);
+      OX_ASSERT(s == 0, "orgqr argument ", -s, " refused");
+    }
+  });
+}
+
+template <class T>
+void eigh_typed(const StridedArray& a, const StridedArray& w, const StridedArray& info,
+                bool vectors, bool upper) {
+  const Batch<T> m(a);
+  const Batch<T> vw(w, 1);
+  const int n = to_int(m.rows), ld = to_int(m.ld);
+  const char jobz = vectors ? 'V' : 'N', uplo = upper ? 'U' : 'L';
+  T query = 0;
+  int iquery = 0, r = 0, minus_one = -1;
+  syevd(jobz, uplo, n, nullptr, ld, nullptr, &query, minus_one, &iquery, minus_one, &r);
+  const int64_t lwork = workspace_size(static_cast<double>(query));
+  const int64_t liwork = std::max(1, iquery);
+  parallel_for(0, m.count(), 1, [&](int64_t b, int64_t e) {
+    std::vector<T> work(static_cast<size_t>(lwork));
+    std::vector<int> iwork(static_cast<size_t>(liwork));
+    SerialBlas serial;
+    for (int64_t t = b; t < e; ++t) {
+      T* p = m.at(t);
+      if (!all_finite(p, m.rows, m.cols, m.ld, upper ? 1 : -1)) {
+        *info_at(info, t) = Backend::kLinalgNonFinite;
+        continue;
+      }
+      int s = 0;
+      if (n > 0)
+        syevd(jobz, uplo, n, p, ld, vw.at(t), work.data(), to_int(lwork), iwork.data(),
+              to_int(liwork), &s);
+      *info_at(info, t) = s;
+    }
+  });
+}
+
+template <class T>
+void svd_typed(const StridedArray& a, const StridedArray& u, const StridedArray& s,
+               const StridedArray& vh, const StridedArray& info, bool full_matrices) {
+  const Batch<T> m(a);
+  const Batch<T> vs(s, 1);
+  const bool vectors = u.data != nullptr;
+  const int rows = to_int(m.rows), cols = to_int(m.cols), ld = to_int(m.ld);
+  const int k = std::min(rows, cols);
+  const char jobz = !vectors ? 'N' : full_matrices ? 'A' : 'S';
+  // gesdd wants ldu >= 1 and ldvt >= 1 even when it does not touch them.
+  Batch<T> mu = vectors ? Batch<T>(u) : m, mv = vectors ? Batch<T>(vh) : m;
+  const int ldu = vectors ? to_int(mu.ld) : 1, ldvt = vectors ? to_int(mv.ld) : 1;
+  T query = 0;
+  int r = 0;
+  std::vector<int> probe(static_cast<size_t>(8 * std::max(k, 1)));
+  gesdd(jobz, rows, cols, nullptr, ld, nullptr, nullptr, ldu, nullptr, ldvt, &query, -1,
+        probe.data(), &r);
+  const int64_t lwork = workspace_size(static_cast<double>(query));
+  parallel_for(0, m.count(), 1, [&](int64_t b, int64_t e) {
+    std::vector<T> work(static_cast<size_t>(lwork));
+    std::vector<int> iwork(static_cast<size_t>(8 * std::max(k, 1)));
+    SerialBlas serial;
+    for (int64_t t = b; t < e; ++t) {
+      T* p = m.at(t);
+      if (!all_finite(p, m.rows, m.cols, m.ld)) {
+        *info_at(info, t) = Backend::kLinalgNonFinite;
+        continue;
+      }
+      int status = 0;
+      if (k > 0)
+        gesdd(jobz, rows, cols, p, ld, vs.at(t), vectors ? mu.at(t) : nullptr, ldu,
+              vectors ? mv.at(t) : nullptr, ldvt, work.data(), to_int(lwork), iwork.data(),
+              &status);
+      *info_at(info, t) = status;
+    }
+  });
+}
+
+template <class F>
+void dispatch_lapack(DType dtype, F&& f) {
+  if (dtype == kF32) return f.template operator()<float>();
+  OX_ASSERT(dtype == kF64, "linalg kernel given ", dtype);
+  f.template operator()<double>();
+}
+
+}  // namespace
+
+void cholesky(const StridedArray& a, const StridedArray& info, bool upper) {
+  dispatch_lapack(a.dtype, [&]<class T>() { cholesky_typed<T>(a, info, upper); });
+}
+void lu_factor(const StridedArray& a, const StridedArray& pivots, const StridedArray& info) {
+  dispatch_lapack(a.dtype, [&]<class T>() { lu_factor_typed<T>(a, pivots, info); });
+}
+void triangular_solve(const StridedArray& a, const StridedArray& b, bool upper, bool transpose,
+                      bool unit_diagonal) {
+  dispatch_lapack(a.dtype, [&]<class T>() {
+    triangular_solve_typed<T>(a, b, upper, transpose, unit_diagonal);
+  });
+}
+void lu_solve(const StridedArray& lu, const StridedArray& pivots, const StridedArray& b,
+              bool transpose) {
+  dispatch_lapack(lu.dtype, [&]<class T>() { lu_solve_typed<T>(lu, pivots, b, transpose); });
+}
+void geqrf(const StridedArray& a, const StridedArray& tau, const StridedArray& info) {
+  dispatch_lapack(a.dtype, [&]<class T>() { geqrf_typed<T>(a, tau, info); });
+}
+void orgqr(const StridedArray& q, const StridedArray& tau) {
+  dispatch_lapack(q.dtype, [&]<class T>() { orgqr_typed<T>(q, tau); });
+}
+void eigh(const StridedArray& a, const StridedArray& w, const StridedArray& info, bool vectors,
+          bool upper) {
+  dispatch_lapack(a.dtype, [&]<class T>() { eigh_typed<T>(a, w, info, vectors, upper); });
+}
+void svd(const StridedArray& a, const StridedArray& u, const StridedArray& s,
+         const StridedArray& vh, const StridedArray& info, bool full_matrices) {
+  dispatch_lapack(a.dtype, [&]<class T>() { svd_typed<T>(a, u, s, vh, info, full_matrices); });
+}
+
+}  // namespace ox::cpu
