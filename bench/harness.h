@@ -65,6 +65,16 @@ double median_seconds(F&& fn, Policy p = {}) {
 // vectors, so they see identical numbers whatever their own random generators do.
 std::vector<float> random_floats(int64_t n, uint64_t seed);
 
+// The linear-algebra rows (issue 7's table): cholesky_batched, kCholBatch symmetric positive-
+// definite kCholN x kCholN matrices in f64; solve, a kSolveN x kSolveN f32 system with kSolveRhs
+// right-hand sides; eigh, one kEighN x kEighN symmetric f64 matrix with its eigenvectors.
+inline constexpr int64_t kCholBatch = 4096, kCholN = 32, kSolveN = 512, kSolveRhs = 64,
+                         kEighN = 256;
+// Row-major f64 inputs from random_floats: M Mᵀ / n + I per matrix (well conditioned), and
+// (M + Mᵀ) / 2.
+std::vector<double> spd_matrices(int64_t batch, int64_t n, uint64_t seed);
+std::vector<double> symmetric_matrix(int64_t n, uint64_t seed);
+
 // Seeds of the inputs, one per operand role.
 inline constexpr uint64_t kSeedA = 1, kSeedB = 2;
 

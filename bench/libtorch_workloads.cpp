@@ -85,6 +85,27 @@ Timing backward_overhead() {
   return chain / double(kChainOps);
 }
 
+torch::Tensor host_f64(std::vector<double> values, std::vector<int64_t> shape) {
+  return torch::from_blob(values.data(), shape, torch::kFloat64).clone();
+}
+
+Timing cholesky_batched() {
+  const torch::Tensor a =
+      host_f64(spd_matrices(kCholBatch, kCholN, kSeedA), {kCholBatch, kCholN, kCholN});
+  return median_seconds([&] { keep(torch::linalg_cholesky(a)); });
+}
+
+Timing solve() {
+  const torch::Tensor a = host({kSolveN, kSolveN}, kSeedA);
+  const torch::Tensor b = host({kSolveN, kSolveRhs}, kSeedB);
+  return median_seconds([&] { keep(torch::linalg_solve(a, b)); });
+}
+
+Timing eigh() {
+  const torch::Tensor a = host_f64(symmetric_matrix(kEighN, kSeedA), {kEighN, kEighN});
+  return median_seconds([&] { keep(std::get<1>(torch::linalg_eigh(a))); });
+}
+
 const std::map<std::string_view, std::function<Timing()>>& rows() {
   static const std::map<std::string_view, std::function<Timing()>> table = {
       {"sgemm256", [] { return sgemm(256); }},
@@ -99,6 +120,9 @@ const std::map<std::string_view, std::function<Timing()>>& rows() {
       {"small_add", small_add},
       {"transpose_copy", transpose_copy},
       {"backward_overhead", backward_overhead},
+      {"cholesky_batched", cholesky_batched},
+      {"solve", solve},
+      {"eigh", eigh},
   };
   return table;
 }

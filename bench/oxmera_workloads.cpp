@@ -85,6 +85,26 @@ Timing backward_overhead() {
   return chain / double(kChainOps);
 }
 
+ox::Tensor host_f64(std::vector<double> values, const ox::Shape& shape) {
+  return ox::tensor(values, shape);
+}
+
+Timing cholesky_batched() {
+  const ox::Tensor a =
+      host_f64(spd_matrices(kCholBatch, kCholN, kSeedA), {kCholBatch, kCholN, kCholN});
+  return median_seconds([&] { keep(ox::linalg::cholesky(a)); });
+}
+
+Timing solve() {
+  const ox::Tensor a = host({kSolveN, kSolveN}, kSeedA), b = host({kSolveN, kSolveRhs}, kSeedB);
+  return median_seconds([&] { keep(ox::linalg::solve(a, b)); });
+}
+
+Timing eigh() {
+  const ox::Tensor a = host_f64(symmetric_matrix(kEighN, kSeedA), {kEighN, kEighN});
+  return median_seconds([&] { keep(ox::linalg::eigh(a).eigenvectors); });
+}
+
 const std::map<std::string_view, std::function<Timing()>>& rows() {
   static const std::map<std::string_view, std::function<Timing()>> table = {
       {"sgemm256", [] { return sgemm(256); }},
@@ -99,6 +119,9 @@ const std::map<std::string_view, std::function<Timing()>>& rows() {
       {"small_add", small_add},
       {"transpose_copy", transpose_copy},
       {"backward_overhead", backward_overhead},
+      {"cholesky_batched", cholesky_batched},
+      {"solve", solve},
+      {"eigh", eigh},
   };
   return table;
 }

@@ -29,6 +29,31 @@ std::vector<float> random_floats(int64_t n, uint64_t seed) {
   return v;
 }
 
+std::vector<double> spd_matrices(int64_t batch, int64_t n, uint64_t seed) {
+  const std::vector<float> m = random_floats(batch * n * n, seed);
+  std::vector<double> out(m.size());
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* x = m.data() + b * n * n;
+    double* a = out.data() + b * n * n;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int64_t k = 0; k < n; ++k) dot += double(x[i * n + k]) * double(x[j * n + k]);
+        a[i * n + j] = dot / double(n) + (i == j ? 1.0 : 0.0);
+      }
+  }
+  return out;
+}
+
+std::vector<double> symmetric_matrix(int64_t n, uint64_t seed) {
+  const std::vector<float> m = random_floats(n * n, seed);
+  std::vector<double> out(m.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      out[i * n + j] = 0.5 * (double(m[i * n + j]) + double(m[j * n + i]));
+  return out;
+}
+
 namespace {
 
 uint64_t splitmix64(uint64_t& state) {
@@ -81,6 +106,9 @@ const std::vector<Spec>& specs() {
       {"small_add", "µs/op", false, 1e6},
       {"transpose_copy", "GB/s", true, (8.0 * kSq) * kGiga},
       {"backward_overhead", "µs/op", false, 1e6},
+      {"cholesky_batched", "ms", false, 1e3},
+      {"solve", "ms", false, 1e3},
+      {"eigh", "ms", false, 1e3},
       {"mlp_step", "ms", false, 1e3},
       {"cnn_step", "ms", false, 1e3},
       {"chargpt_step", "ms", false, 1e3},

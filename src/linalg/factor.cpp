@@ -7,24 +7,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "autograd/record.h"
 #include "linalg/linalg_util.h"
-#include "ops/op_util.h"
 
 namespace ox::linalg {
 
 using namespace detail;
 
 namespace {
-
-// A row-major copy of a that LAPACK may overwrite (contiguous() could hand back a itself).
-Tensor fresh_copy(const Tensor& a, const char* op) {
-  Tensor out = make_empty(a.shape(), a.dtype(), a.device(), op);
-  if (out.numel() > 0) backend_of(a, op).copy(array_of(out), array_of(a));
-  return out;
-}
 
 bool upper_of(std::string_view uplo, const char* op) {
   OX_CHECK(uplo == "L" || uplo == "U", Value, op, "UPLO must be \"L\" or \"U\", got \"",
@@ -41,8 +32,7 @@ void check_separated(const Tensor& w, const char* op, const char* what) {
   const int64_t n = w.size(-1);
   if (n < 2 || w.numel() == 0) return;
   const std::vector<double> v = w.to(kF64).contiguous().to_vector<double>();
-  const double eps = w.dtype() == kF32 ? std::numeric_limits<float>::epsilon()
-                                       : std::numeric_limits<double>::epsilon();
+  const double eps = machine_epsilon(w.dtype());
   const Shape batch = batch_shape(w, 1);
   for (size_t b = 0; b * n < v.size(); ++b) {
     const double* row = v.data() + b * n;
@@ -182,8 +172,7 @@ EighResult eigh_impl(const Tensor& a, bool upper, bool vectors, const char* op) 
     const Tensor asym = amax(abs(a - mT(a)), {-2, -1}).to(kF64).contiguous();
     const Tensor scale = amax(abs(a), {-2, -1}).to(kF64).contiguous();
     const std::vector<double> d = asym.to_vector<double>(), s = scale.to_vector<double>();
-    const double tol = std::sqrt(a.dtype() == kF32 ? std::numeric_limits<float>::epsilon()
-                                                   : std::numeric_limits<double>::epsilon());
+    const double tol = std::sqrt(machine_epsilon(a.dtype()));
     for (size_t t = 0; t < d.size(); ++t)
       OX_CHECK(!(d[t] > tol * s[t]), Value, op, "the matrix is not symmetric: max|A - Aᵀ| = ", d[t],
                " exceeds ", tol, " * max|A| = ", tol * s[t],

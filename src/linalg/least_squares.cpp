@@ -3,7 +3,6 @@
 // not give for repeated singular values.
 
 #include <algorithm>
-#include <limits>
 
 #include "autograd/record.h"
 #include "linalg/linalg_util.h"
@@ -13,11 +12,6 @@ namespace ox::linalg {
 using namespace detail;
 
 namespace {
-
-double machine_epsilon(DType dtype) {
-  return dtype == kF32 ? std::numeric_limits<float>::epsilon()
-                       : std::numeric_limits<double>::epsilon();
-}
 
 // gA of P = pinv(A) from gP, for A of constant rank (PyTorch's pinv_backward).
 Tensor pinv_grad(const Tensor& gp, const Tensor& p, const Tensor& a) {

@@ -1,6 +1,7 @@
 #include "linalg/linalg_util.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 namespace ox::linalg::detail {
@@ -47,6 +48,17 @@ Tensor column_major_empty(const Shape& batch, int64_t rows, int64_t cols, DType 
   transposed.push_back(cols);
   transposed.push_back(rows);
   return transposed_result(make_empty(transposed, dtype, device, op));
+}
+
+Tensor fresh_copy(const Tensor& a, const char* op) {
+  Tensor out = make_empty(a.shape(), a.dtype(), a.device(), op);
+  if (out.numel() > 0) backend_of(a, op).copy(array_of(out), array_of(a));
+  return out;
+}
+
+double machine_epsilon(DType dtype) {
+  return dtype == kF32 ? std::numeric_limits<float>::epsilon()
+                       : std::numeric_limits<double>::epsilon();
 }
 
 Tensor column_major_copy(const Tensor& a, const Shape& batch, const char* op) {

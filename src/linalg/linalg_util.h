@@ -32,6 +32,10 @@ Shape broadcast_batch(const Tensor& a, const Tensor& b, const char* op);
 // A fresh [batch..., rows, cols] tensor in LAPACK's column-major form, batches row-major.
 Tensor column_major_empty(const Shape& batch, int64_t rows, int64_t cols, DType dtype,
                           Device device, const char* op);
+// A row-major copy of a that LAPACK may overwrite (contiguous() could hand back a itself).
+Tensor fresh_copy(const Tensor& a, const char* op);
+// The dtype's machine epsilon (f32 or f64).
+double machine_epsilon(DType dtype);
 // A column-major copy of `a` (of its own batch shape, or broadcast to `batch`).
 Tensor column_major_copy(const Tensor& a, const char* op);
 Tensor column_major_copy(const Tensor& a, const Shape& batch, const char* op);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "autograd/record.h"
 #include "linalg/linalg_util.h"
@@ -65,9 +66,7 @@ struct TransposedLu {
   Tensor lu, pivots, info;
 };
 TransposedLu factor_transposed(const Tensor& a, const char* op) {
-  Tensor copy = make_empty(a.shape(), a.dtype(), a.device(), op);
-  if (copy.numel() > 0) backend_of(a, op).copy(array_of(copy), array_of(a));
-  const Tensor lu = mT(copy);
+  const Tensor lu = mT(fresh_copy(a, op));
   Shape pivot_shape = batch_shape(a);
   pivot_shape.push_back(a.size(-1));
   Tensor pivots = int32_zeros(pivot_shape, a.device(), op);
@@ -78,8 +77,7 @@ TransposedLu factor_transposed(const Tensor& a, const char* op) {
 
 std::string singular_pivot(int32_t code) {
   return "the matrix is singular: pivot " + std::to_string(code) +
-         " of its LU factorization is "
-         "exactly zero";
+         " of the LU factorization of its transpose is exactly zero";
 }
 
 // gA of A = P L U from gA of A itself: gL = tril(Pᵀ gA Uᵀ, -1), gU = triu(Lᵀ Pᵀ gA), packed.
@@ -232,10 +230,10 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
     }
   }
   const Shape batch = broadcast_batch(lu, b, op);
-  const LapackOperand f{is_column_major(lu) ? lu : column_major_copy(lu, op), false};
+  const Tensor factors = is_column_major(lu) ? lu : column_major_copy(lu, op);
   // X A = B is Aᵀ Xᵀ = Bᵀ; X Aᵀ = B is A Xᵀ = Bᵀ.
   const bool transpose = left ? adjoint : !adjoint;
-  Tensor x = lu_solve_raw(f.view, pivots, left ? b : mT(b), batch, transpose, op);
+  Tensor x = lu_solve_raw(factors, pivots.contiguous(), left ? b : mT(b), batch, transpose, op);
   if (!left) x = mT(x);
   if (autograd::needs_grad({&lu, &b}))
     autograd::record("LinalgLuSolveBackward", {lu, b}, {x}, {lu, pivots, x},

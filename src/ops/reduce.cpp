@@ -9,6 +9,7 @@
 
 #include "autograd/record.h"
 #include "ops/op_util.h"
+#include "oxmera/linalg.h"
 
 namespace ox {
 
@@ -418,7 +419,12 @@ Tensor norm(const Tensor& x, double p, DimList dims, bool keepdim) {
   return reduce_into(x, r, ReduceOp::Norm, x.dtype(), keepdim, "norm", {.p = p});
 }
 Tensor norm(const Tensor& x, std::string_view p, DimList dims, bool keepdim) {
-  OX_CHECK(p != "nuc", NotImplemented, "norm", "the nuclear norm needs an SVD, not available");
+  if (p == "nuc") {
+    // torch.norm: the matrix norm over two dims, those of a 2-d tensor when none are given.
+    OX_CHECK(!dims.empty() || x.dim() == 2, Shape, "norm",
+             "the nuclear norm without dims takes a 2-d tensor, got shape ", x.shape());
+    return linalg::matrix_norm(x, "nuc", dims.empty() ? Dims{-2, -1} : dims.dims(), keepdim);
+  }
   OX_CHECK(p == "fro", Value, "norm", "p must be a number or \"fro\", got \"", std::string(p),
            "\"");
   return norm(x, 2.0, dims, keepdim);

@@ -171,6 +171,37 @@ TEST(LinalgLu, PermutationTimesUnitLowerTimesUpper) {
       }
 }
 
+// Both sides >= 256 take the blocked LU (64-column panels, GEMM trailing updates): the
+// factors still satisfy P A = L U, and a zero pivot found in a later panel is reported at its
+// position in the whole matrix.
+TEST(LinalgLu, BlockedFactorizationOfLargeMatrices) {
+  const Dims2 shapes[] = {{300, 300}, {320, 270}, {270, 330}};
+  uint64_t seed = 900;
+  for (ox::DType dt : kDTypes)
+    for (const auto [m, n] : shapes) {
+      SCOPED_TRACE(ctx(dt, {}, m, n));
+      const Spectral s = spectral({}, m, n, dt, ++seed, kCond, Kind::General);
+      const la::LuResult r = la::lu(s.a);
+      const Mat a = mats(s.a)[0], p = mats(r.P)[0], l = mats(r.L)[0], u = mats(r.U)[0];
+      EXPECT_EQ(off_triangle(l, /*lower=*/true), 0.0);
+      EXPECT_EQ(off_triangle(u, /*lower=*/false), 0.0);
+      EXPECT_LE(max_abs(l), 1.0);
+      EXPECT_LE(max_diff(mul(mul(p, l), u), a), backward_tol(dt, std::max(m, n), norm1(a)));
+    }
+  for (ox::DType dt : kDTypes) {
+    // Column 280 of zeros: every update leaves it zero, so pivot 281 is exactly 0.
+    Mat a = random_mats(1, 300, 300, 990)[0];
+    for (int64_t i = 0; i < 300; ++i) a(i, 280) = 0;
+    const la::LuFactorExResult ex = la::lu_factor_ex(to_tensor(a, dt));
+    EXPECT_EQ(ints(ex.info), (std::vector<int64_t>{281}));
+    const ox::Error e = oxtest::caught([&] {
+      la::solve(to_tensor(a, dt), ox::ones({300, 1}, {.dtype = dt}));
+    });
+    // solve factors Aᵀ, whose zero row surfaces at the last pivot.
+    EXPECT_TRUE(oxtest::contains(e, "singular")) << e.what();
+  }
+}
+
 TEST(LinalgQr, OrthonormalTimesUpperInEveryMode) {
   uint64_t seed = 300;
   for (ox::DType dt : kDTypes)

@@ -126,8 +126,12 @@ inline ShapeV with(ShapeV batch, std::initializer_list<int64_t> tail) {
 
 inline double eps_of(ox::DType dt) { return dt == ox::kF32 ? 0x1p-23 : 0x1p-52; }
 
-// LAPACK's own test suite accepts a factorization when ||A - recon|| / (n ||A|| eps) < 30;
-// these checks use the same ratio with the max-abs residual against the 1-norm of A.
+// ---- The reviewed tolerance table of the linalg tests (TESTING.md: a tolerance loosened per op
+// only here, with its reason). TESTING.md's fixed per-dtype tolerances cannot hold for
+// factorizations, whose rounding errors grow with n and, for solutions, with the condition
+// number. Backward errors (reconstructions, residuals): LAPACK's own test suite accepts a
+// factorization when ||A - recon|| / (n ||A|| eps) < 30; these checks use the same ratio with
+// the max-abs residual against the 1-norm of A.
 constexpr double kLapackRatio = 30.0;
 inline double backward_tol(ox::DType dt, int64_t n, double norm) {
   return kLapackRatio * static_cast<double>(std::max<int64_t>(n, 1)) * eps_of(dt) * norm;

@@ -146,6 +146,27 @@ TEST(LinalgSolve, TriangularFromOneTriangle) {
             }
 }
 
+// A zero on the triangle's diagonal is divided by, as PyTorch's trsm does, rather than leaving
+// the right-hand side unsolved: forward substitution by hand gives the Inf and NaN.
+TEST(LinalgSolve, TriangularWithAZeroPivotGivesInfAndNaN) {
+  for (ox::DType dt : {ox::kF32, ox::kF64}) {
+    // [[0, 0], [1, 1]] x = [1, 1]: x0 = 1 / 0 = inf, x1 = (1 - inf) / 1 = -inf.
+    const Tensor a = to_tensor(mat({{0, 0}, {1, 1}}), dt);
+    const Tensor b = to_tensor(mat({{1}, {1}}), dt);
+    const Mat x = mats(la::solve_triangular(a, b, /*upper=*/false))[0];
+    EXPECT_EQ(x(0, 0), INFINITY);
+    EXPECT_EQ(x(1, 0), -INFINITY);
+    // [[1, 0], [1, 0]] x = [1, 1]: x0 = 1, x1 = (1 - 1) / 0 = NaN; the same upper-triangular
+    // system transposed and solved from the right agrees.
+    const Tensor c = to_tensor(mat({{1, 0}, {1, 0}}), dt);
+    EXPECT_TRUE(std::isnan(mats(la::solve_triangular(c, b, false))[0](1, 0)));
+    const Mat right = mats(la::solve_triangular(c.transpose(-2, -1), b.transpose(-2, -1),
+                                                /*upper=*/true, /*left=*/false))[0];
+    EXPECT_EQ(right(0, 0), 1.0);
+    EXPECT_TRUE(std::isnan(right(0, 1)));
+  }
+}
+
 TEST(LinalgSolve, CholeskySolveFromAHandBuiltFactor) {
   uint64_t seed = 1300;
   for (ox::DType dt : kDTypes)

@@ -27,6 +27,16 @@ void strtrs_(const char* uplo, const char* trans, const char* diag, const int* n
              const float* a, const int* lda, float* b, const int* ldb, int* info);
 void dtrtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs,
              const double* a, const int* lda, double* b, const int* ldb, int* info);
+void slaswp_(const int* n, float* a, const int* lda, const int* k1, const int* k2, const int* ipiv,
+             const int* incx);
+void dlaswp_(const int* n, double* a, const int* lda, const int* k1, const int* k2, const int* ipiv,
+             const int* incx);
+void strsm_(const char* side, const char* uplo, const char* trans, const char* diag, const int* m,
+            const int* n, const float* alpha, const float* a, const int* lda, float* b,
+            const int* ldb);
+void dtrsm_(const char* side, const char* uplo, const char* trans, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b,
+            const int* ldb);
 void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda,
              const int* ipiv, float* b, const int* ldb, int* info);
 void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda,
@@ -63,6 +73,23 @@ void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) {
 }
 void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) {
   dgetrf_(&m, &n, a, &lda, ipiv, info);
+}
+void laswp(int n, float* a, int lda, int k1, int k2, const int* ipiv) {
+  const int inc = 1;
+  slaswp_(&n, a, &lda, &k1, &k2, ipiv, &inc);
+}
+void laswp(int n, double* a, int lda, int k1, int k2, const int* ipiv) {
+  const int inc = 1;
+  dlaswp_(&n, a, &lda, &k1, &k2, ipiv, &inc);
+}
+// B = L⁻¹ B for the unit lower triangle L of an m x m block (the U12 block of a blocked LU).
+void unit_lower_solve(int m, int n, const float* l, int ldl, float* b, int ldb) {
+  const float one = 1;
+  strsm_("L", "L", "N", "U", &m, &n, &one, l, &ldl, b, &ldb);
+}
+void unit_lower_solve(int m, int n, const double* l, int ldl, double* b, int ldb) {
+  const double one = 1;
+  dtrsm_("L", "L", "N", "U", &m, &n, &one, l, &ldl, b, &ldb);
 }
 void trtrs(char uplo, char trans, char diag, int n, int nrhs, const float* a, int lda, float* b,
            int ldb, int* info) {
@@ -236,22 +263,83 @@ void cholesky_typed(const StridedArray& a, const StridedArray& info, bool upper)
   });
 }
 
+// Matrices with both sides at least this long are factored by blocks, the trailing updates on
+// the packed GEMM over all threads. The choice depends on the shape alone, and every step's
+// arithmetic is fixed by it (panels serial, U12 solves in fixed column chunks, a GEMM whose bits
+// do not depend on the split), so the factors do not depend on the thread count.
+constexpr int64_t kBlockedLu = 256;
+constexpr int64_t kLuBlock = 64;
+
+// getrf by right-looking blocks: factor a panel of kLuBlock columns with getrf, apply its
+// interchanges across, solve U12 = L11⁻¹ A12, update A22 -= A21 U12. Returns getrf's info.
+template <class T>
+int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
+  const int64_t k = std::min(m, n);
+  const DType dtype = std::is_same_v<T, float> ? kF32 : kF64;
+  auto at = [&](int64_t i, int64_t j) { return a + i + j * lda; };
+  int info = 0;
+  for (int64_t j = 0; j < k; j += kLuBlock) {
+    const int64_t jb = std::min(kLuBlock, k - j);
+    int panel_info = 0;
+    {
+      SerialBlas serial;
+      getrf(to_int(m - j), to_int(jb), at(j, j), to_int(lda), ipiv + j, &panel_info);
+      if (panel_info > 0 && info == 0) info = panel_info + static_cast<int>(j);
+      for (int64_t i = j; i < j + jb; ++i) ipiv[i] += static_cast<int32_t>(j);
+      const int k1 = static_cast<int>(j) + 1, k2 = static_cast<int>(j + jb);
+      if (j > 0) laswp(to_int(j), a, to_int(lda), k1, k2, ipiv);
+      if (j + jb < n) laswp(to_int(n - j - jb), at(0, j + jb), to_int(lda), k1, k2, ipiv);
+    }
+    const int64_t rest = n - j - jb;
+    if (rest <= 0) continue;
+    const int64_t chunks = (rest + kLuBlock - 1) / kLuBlock;
+    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+      SerialBlas serial;
+      for (int64_t c = b; c < e; ++c) {
+        const int64_t col = j + jb + c * kLuBlock;
+        unit_lower_solve(to_int(jb), to_int(std::min(kLuBlock, n - col)), at(j, j), to_int(lda),
+                         at(j, col), to_int(lda));
+      }
+    });
+    const int64_t below = m - j - jb;
+    if (below <= 0) continue;
+    const Device cpu_device = Device::cpu();
+    const StridedArray a22{at(j + jb, j + jb), {below, rest}, {1, lda}, dtype, cpu_device};
+    const StridedArray a21{at(j + jb, j), {below, jb}, {1, lda}, dtype, cpu_device};
+    const StridedArray u12{at(j, j + jb), {jb, rest}, {1, lda}, dtype, cpu_device};
+    cpu::matmul(a22, a21, u12, Scalar(-1.0), Scalar(1.0));
+  }
+  return info;
+}
+
 template <class T>
 void lu_factor_typed(const StridedArray& a, const StridedArray& pivots, const StridedArray& info) {
   const Batch<T> m(a);
   const int64_t k = std::min(m.rows, m.cols);
-  for_each_matrix(m.count(), [&](int64_t t) {
+  const bool blocked = k >= kBlockedLu;
+  auto factor = [&](int64_t t) {
     T* p = m.at(t);
     int32_t* status = info_at(info, t);
     if (!all_finite(p, m.rows, m.cols, m.ld)) {
       *status = Backend::kLinalgNonFinite;
       return;
     }
+    int32_t* ipiv = static_cast<int32_t*>(pivots.data) + t * k;
+    if (blocked) {
+      *status = blocked_getrf(m.rows, m.cols, p, m.ld, ipiv);
+      return;
+    }
     int r = 0;
-    getrf(to_int(m.rows), to_int(m.cols), p, to_int(m.ld),
-          static_cast<int32_t*>(pivots.data) + t * k, &r);
+    SerialBlas serial;
+    getrf(to_int(m.rows), to_int(m.cols), p, to_int(m.ld), ipiv, &r);
     *status = r;
-  });
+  };
+  // A blocked factorization spreads its own updates over the threads.
+  if (blocked) {
+    for (int64_t t = 0; t < m.count(); ++t) factor(t);
+  } else {
+    for_each_matrix(m.count(), factor);
+  }
 }
 
 template <class T>
