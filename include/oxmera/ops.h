@@ -225,7 +225,8 @@ Tensor var(const Tensor& x, DimList dims = {}, double correction = 1, bool keepd
 Tensor std(const Tensor& x, DimList dims = {}, double correction = 1, bool keepdim = false);
 // Stable: max + log(sum(exp(x - max))); an all -inf row gives -inf, a +inf gives inf.
 Tensor logsumexp(const Tensor& x, DimList dims = {}, bool keepdim = false);
-// Vector norm over dims: p = 0 (count), 1, 2, inf, -inf or any other p; "fro" is 2.
+// Vector norm over dims: p = 0 (count), 1, 2, inf, -inf or any other p; "fro" is 2; "nuc" is
+// the nuclear norm over two dims (those of a 2-d x when dims is empty): linalg::matrix_norm.
 Tensor norm(const Tensor& x, double p = 2, DimList dims = {}, bool keepdim = false);
 Tensor norm(const Tensor& x, std::string_view p, DimList dims = {}, bool keepdim = false);
 Tensor all(const Tensor& x, DimList dims = {}, bool keepdim = false);  // bool (u8 for u8)
