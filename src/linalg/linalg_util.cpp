@@ -108,8 +108,16 @@ Tensor permutation_matrix(const Tensor& pivots, int64_t m, DType dtype) {
   return tensor(p).reshape(shape).to(dtype).to(pivots.device());
 }
 
-Tensor int32_zeros(const Shape& shape, Device device, const char* /*op*/) {
+Tensor int32_zeros(const Shape& shape, Device device) {
   return zeros(shape, {.dtype = kI32, .device = device});
+}
+
+Tensor identity_like(const Tensor& like, int64_t n, std::optional<int64_t> m) {
+  return eye(n, m, {.dtype = like.dtype(), .device = like.device()});
+}
+
+UnpackedLu unpack_lu(const Tensor& lu) {
+  return {tril(lu, -1) + identity_like(lu, lu.size(-1)), triu(lu)};
 }
 
 std::string batch_text(const Shape& batch, int64_t t) {

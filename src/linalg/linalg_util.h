@@ -53,7 +53,14 @@ bool is_column_major(const Tensor& a);
 Tensor permutation_matrix(const Tensor& pivots, int64_t m, DType dtype);
 
 // Contiguous i32 zeros of `shape` (info, pivots).
-Tensor int32_zeros(const Shape& shape, Device device, const char* op);
+Tensor int32_zeros(const Shape& shape, Device device);
+// The n x n identity (n x m with m) in like's dtype and device.
+Tensor identity_like(const Tensor& like, int64_t n, std::optional<int64_t> m = std::nullopt);
+// The unit lower L and upper U packed in a square getrf LU.
+struct UnpackedLu {
+  Tensor L, U;
+};
+UnpackedLu unpack_lu(const Tensor& lu);
 
 // The kernel argument of t (its own layout).
 inline StridedArray array_of(const Tensor& t) { return t.impl()->array(); }

@@ -69,8 +69,8 @@ TransposedLu factor_transposed(const Tensor& a, const char* op) {
   const Tensor lu = mT(fresh_copy(a, op));
   Shape pivot_shape = batch_shape(a);
   pivot_shape.push_back(a.size(-1));
-  Tensor pivots = int32_zeros(pivot_shape, a.device(), op);
-  Tensor info = int32_zeros(batch_shape(a), a.device(), op);
+  Tensor pivots = int32_zeros(pivot_shape, a.device());
+  Tensor info = int32_zeros(batch_shape(a), a.device());
   if (lu.numel() > 0) backend_of(a, op).lu_factor(array_of(lu), array_of(pivots), array_of(info));
   return {lu, pivots, info};
 }
@@ -82,11 +82,8 @@ std::string singular_pivot(int32_t code) {
 
 // gA of A = P L U from gA of A itself: gL = tril(Pᵀ gA Uᵀ, -1), gU = triu(Lᵀ Pᵀ gA), packed.
 Tensor packed_lu_grad(const Tensor& ga, const Tensor& lu, const Tensor& pivots) {
-  const int64_t n = lu.size(-1);
-  const Tensor l =
-      tril(lu, -1) + eye(n, std::nullopt, {.dtype = lu.dtype(), .device = lu.device()});
-  const Tensor u = triu(lu);
-  const Tensor ptga = matmul(mT(permutation_matrix(pivots, n, lu.dtype())), ga);
+  const auto [l, u] = unpack_lu(lu);
+  const Tensor ptga = matmul(mT(permutation_matrix(pivots, lu.size(-1), lu.dtype())), ga);
   return tril(matmul(ptga, mT(u)), -1) + triu(matmul(mT(l), ptga));
 }
 
@@ -264,7 +261,7 @@ ResultWithInfo inv_ex(const Tensor& a) {
   const int64_t n = a.size(-1);
   const Shape batch = batch_shape(a);
   TransposedLu f = factor_transposed(a, op);
-  const Tensor identity = eye(n, std::nullopt, {.dtype = a.dtype(), .device = a.device()});
+  const Tensor identity = identity_like(a, n);
   // Aᵀ's factors with the transposed solve give A⁻¹.
   Tensor y = lu_solve_raw(f.lu, f.pivots, identity, batch, true, op);
   if (autograd::needs_grad({&a}))

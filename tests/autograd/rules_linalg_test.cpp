@@ -240,6 +240,15 @@ TEST(AutogradLinalgErrors, EigenvectorsOfRepeatedEigenvalues) {
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], i % 4 == 0 ? 1.0 : 0.0, 1e-12) << i;
 }
 
+TEST(AutogradLinalgErrors, RectangularLuFactorsButRefusesItsGradient) {
+  const Tensor a = ox_test::values({4, 3}, -1, 1, 101).requires_grad_();
+  const la::LuResult r = la::lu(a);  // the forward pass works under grad mode
+  EXPECT_EQ(r.U.shape().vec(), (std::vector<int64_t>{3, 3}));
+  const ox::Error e = oxtest::caught([&] { (r.L.sum() + r.U.sum()).backward(); });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Value);
+  EXPECT_NE(std::string(e.what()).find("square matrices only"), std::string::npos) << e.what();
+}
+
 TEST(AutogradLinalgErrors, QrCompleteOfTallMatrix) {
   const Tensor a = ox_test::values({4, 2}, -1, 1, 100).requires_grad_();
   const la::QrResult r = la::qr(a, "complete");
