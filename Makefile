@@ -1,43 +1,66 @@
-# The README's commands. Each installs what is missing (scripts/install-deps.sh), builds with
-# the CMake presets and runs. WERROR=1 makes warnings errors (CI sets it).
+# The README's commands. Each installs what is missing (scripts/install-deps.sh), configures the
+# one release build tree they share (build/release) with the same options, builds only what it
+# runs and runs it; none rebuilds the library because another ran (`make bench` only adds
+# targets). `make asan` has a tree of its own (build/asan).
+#
+# WERROR=ON (the default under CI) fails a build that printed a compiler or linker warning. The
+# build log is checked instead of passing -Werror, so the compile commands, and with them the
+# compiler cache's keys, are the same for CI and for a user: a clone built once warms the cache
+# for the next.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 WERROR ?= $(if $(CI),ON,OFF)
-CONFIGURE = cmake --preset $(1) -DOXMERA_WERROR=$(WERROR) $(2) >/dev/null
+RELEASE := build/release
+ASAN := build/asan
 
-.PHONY: all deps build run test asan bench install format clean
+# $(call configure,PRESET[,OPTIONS]): quiet unless it fails.
+configure = log=$$(cmake --preset $(1) -DOXMERA_WERROR=OFF $(2) 2>&1) || { echo "$$log"; exit 1; }
+# $(call build,PRESET,TARGETS...)
+build = mkdir -p build/$(1) && cmake --build --preset $(1) -j $(JOBS) $(if $(2),--target $(2)) 2>&1 \
+	| tee build/$(1)/make-build.log; $(check_warnings)
+check_warnings = if [ "$(WERROR)" = ON ] && grep -E "warning:" build/$(1)/make-build.log >/dev/null; then \
+	echo "make: the build printed warnings and WERROR=ON; they are:"; grep -E "warning:" build/$(1)/make-build.log; \
+	exit 1; fi
+
+.PHONY: all build run test asan bench install format clean
 
 all: build
 
-deps:
+# The library and the `oxmera` command: what `make run` and `make install` need.
+build:
 	@bash scripts/install-deps.sh
-
-build: deps
-	@$(call CONFIGURE,release)
-	cmake --build --preset release -j $(JOBS)
+	@$(call configure,release)
+	@$(call build,release,oxmera oxmera_cli)
 
 run: build
-	./build/release/tools/oxmera/oxmera train --recipe cnn --epochs 1 --scheduler onecycle --lr 4e-3 \
+	./$(RELEASE)/tools/oxmera/oxmera train --recipe cnn --epochs 1 --scheduler onecycle --lr 4e-3 \
 	  --data /usr/share/datasets/fashion-mnist --save build/oxmera-cnn.safetensors
 
-test: build
+test:
+	@bash scripts/install-deps.sh --test
+	@$(call configure,release)
+	@$(call build,release,)
 	ctest --preset release
 
-asan: deps
-	@$(call CONFIGURE,asan)
-	cmake --build --preset asan -j $(JOBS)
+asan:
+	@bash scripts/install-deps.sh --test
+	@$(call configure,asan)
+	@$(call build,asan,)
 	ctest --preset asan
 
 bench:
 	@bash scripts/install-deps.sh --bench
-	@$(call CONFIGURE,release,-DOXMERA_BUILD_BENCH=ON)
-	cmake --build --preset release -j $(JOBS) --target oxmera_bench oxmera_alloc_bench
-	./build/release/bench/oxmera_bench
+	@$(call configure,release,-DOXMERA_BUILD_BENCH=ON)
+	@$(call build,release,oxmera_bench oxmera_alloc_bench)
+	./$(RELEASE)/bench/oxmera_bench
 
 install: build
-	cmake --install build/release --prefix $(PREFIX)
+	cmake --install $(RELEASE) --prefix $(PREFIX)
 
 format:
+	@bash scripts/install-deps.sh --format
 	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu')
 
 clean:

@@ -1,30 +1,63 @@
 #!/usr/bin/env bash
-# Installs the Debian packages oxmera's build, tests, benchmarks and default run need.
-# Idempotent and quiet when everything is present.
+# Installs the Debian packages a make target needs, and only those: a plain call (make run,
+# make install) gets what builds the library and the `oxmera` command, and the data set it
+# trains on; --test adds what the test suite needs, --bench LibTorch to compare against,
+# --format clang-format. Idempotent and quiet when everything is present.
+# A package that cannot be installed is named, with apt's reason, and the exit code is 1.
 set -euo pipefail
 
-packages=(
+build=(
   build-essential cmake ninja-build ccache pkg-config git
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-openmp-dev libhwy-dev nlohmann-json3-dev libcli11-dev
-  libncurses-dev libvterm-dev zlib1g-dev
-  clang libclang-rt-dev clang-format
+  libopenblas-openmp-dev libhwy-dev nlohmann-json3-dev libcli11-dev libncurses-dev zlib1g-dev
+  # configured with the build (tests are targets of the same tree): small
+  libgtest-dev libgmock-dev libvterm-dev
   dataset-fashion-mnist
 )
-# --bench (make bench): LibTorch as well, to compare against; never needed to build or test.
-if [ "${1:-}" = "--bench" ]; then packages+=(libtorch-dev); fi
+packages=("${build[@]}")
+case "${1:-}" in
+  "") ;;
+  --test) packages+=(clang libclang-rt-dev) ;;  # the fuzz targets (libFuzzer)
+  --bench) packages+=(libtorch-dev libbenchmark-dev) ;;
+  --format) packages+=(clang-format) ;;
+  *) echo "usage: install-deps.sh [--test | --bench | --format]" >&2; exit 2 ;;
+esac
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
+fail() {
+  echo "install-deps: $1" >&2
+  echo "install-deps: oxmera needs these Debian 12 packages: ${missing[*]}" >&2
+  exit 1
+}
 sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || fail "not root and no sudo: install them as root, then run make again"
+  sudo="sudo"
+fi
+command -v apt-get >/dev/null || fail "no apt-get here (a Debian or Ubuntu system is expected)"
+
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! $sudo apt-get update -qq >"$log" 2>&1; then
+  cat "$log" >&2
+  fail "apt-get update failed (network or sources.list?)"
+fi
+if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+  # Name the packages apt cannot find or install, not only apt's last line.
+  unavailable=()
+  for p in "${missing[@]}"; do
+    candidate=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')
+    if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then unavailable+=("$p"); fi
+  done
+  grep -E "^E:" "$log" >&2 || tail -n 20 "$log" >&2
+  if [ ${#unavailable[@]} -gt 0 ]; then
+    fail "no installable version of: ${unavailable[*]} (check /etc/apt/sources.list; Debian 12 'bookworm' main has them all)"
+  fi
+  fail "apt-get install failed"
+fi
+for p in "${missing[@]}"; do installed "$p" || fail "$p is still not installed after apt-get install"; done

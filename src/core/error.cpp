@@ -22,6 +22,8 @@ const char* error_kind_name(ErrorKind kind) {
       return "Format";
     case ErrorKind::Backend:
       return "Backend";
+    case ErrorKind::OutOfMemory:
+      return "OutOfMemory";
     case ErrorKind::NotImplemented:
       return "NotImplemented";
     case ErrorKind::Internal:

@@ -93,7 +93,7 @@ TEST_F(TrainTui, ShowsItsPanelsAndKeysWorkAndQSavesACheckpoint) {
 
   p.send("\t");
   EXPECT_TRUE(p.wait_for_text("Learning rate", kPatience)) << p.text();
-  EXPECT_TRUE(p.wait_for_text("Accuracy %", 1s)) << p.text();
+  EXPECT_TRUE(p.wait_for_text("Accuracy %", kPatience)) << p.text();
   p.send("\t");
   // The model summary: the cnn's layers.
   EXPECT_TRUE(p.wait_for_text("Linear", kPatience)) << p.text();

@@ -18,6 +18,7 @@ enum class ErrorKind {
   Io,
   Format,
   Backend,
+  OutOfMemory,  // an allocation failed (std::bad_alloc inside oxmera becomes this)
   NotImplemented,
   Internal,
 };
