@@ -8,6 +8,9 @@
 namespace ox {
 
 // Threads for intra-op parallelism on the CPU (OpenMP and BLAS). Results do not depend on it.
+// A count above the hardware threads this process may run on (its CPU affinity) is capped
+// there, with one line on stderr; get_num_threads reports the count in use. So is a larger
+// OMP_NUM_THREADS, on first use.
 void set_num_threads(int n);
 int get_num_threads();
 

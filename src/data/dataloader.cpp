@@ -149,7 +149,8 @@ DataLoader::DataLoader(DatasetPtr dataset, DataLoaderOptions options)
 
 int64_t DataLoader::size() const {
   const int64_t n = dataset_->size(), b = options_.batch_size;
-  return options_.drop_last ? n / b : (n + b - 1) / b;
+  // Not (n + b - 1) / b: that overflows for a batch size near INT64_MAX.
+  return options_.drop_last ? n / b : n / b + (n % b != 0);
 }
 
 std::vector<std::vector<int64_t>> DataLoader::batch_indices(int64_t epoch) const {

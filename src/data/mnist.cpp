@@ -2,11 +2,14 @@
 
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/file_check.h"
 #include "data/idx_format.h"
 #include "oxmera/ops.h"
 
@@ -15,22 +18,32 @@ namespace {
 
 constexpr const char* kOp = "read_idx";
 
-std::vector<uint8_t> read_file(const std::filesystem::path& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  OX_CHECK(file != nullptr, Io, kOp, "cannot open ", path.string());
-  // Grown as bytes arrive, so a file that changes size while read cannot mislead the buffer.
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, file.get())) > 0)
-    bytes.insert(bytes.end(), chunk, chunk + got);
-  OX_CHECK(!std::ferror(file.get()), Io, kOp, "error reading ", path.string());
+// Reads `count` bytes (the size stat gave) and no more: a file that grows while read cannot
+// make the buffer larger than what was checked.
+std::vector<uint8_t> read_bytes(FILE* file, size_t count, const std::string& source) {
+  std::vector<uint8_t> bytes(count);
+  size_t got = 0;
+  while (got < count) {
+    const size_t n = std::fread(bytes.data() + got, 1, count - got, file);
+    if (n == 0) break;
+    got += n;
+  }
+  OX_CHECK(!std::ferror(file), Io, kOp, "error reading ", source);
+  OX_CHECK(got == count, Io, kOp, source, " changed while it was read (", got, " of ", count,
+           " bytes)");
   return bytes;
 }
 
-// The decompressed bytes of a gzip file. The output grows chunk by chunk as data really
-// inflates; once the IDX header is out, output beyond the size it claims stops the stream (a
-// trailing-bytes error follows), so a header's claim never sizes an allocation by itself.
+// Deflate expands at most 1032:1 (RFC 1951: a 258-byte match in at most 2 bits), so a header
+// declaring more than that of its compressed file lies, whatever the stream holds.
+constexpr size_t kMaxDeflateRatio = 1032;
+constexpr size_t kGzipSlack = 1 << 10;  // member headers and trailers
+
+// The decompressed bytes of a gzip file, all its members (`cat a.gz b.gz` is one file to gzip
+// and to zlib's gzread). The output grows chunk by chunk as data really inflates; once the IDX
+// header is out, its claim is checked against the most the input can inflate to, and output
+// beyond that claim stops the stream (a trailing-bytes error), so a header never sizes an
+// allocation by itself, and a bomb ends in bad_alloc (read_idx's OutOfMemory) at worst.
 std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& source) {
   z_stream stream{};
   OX_CHECK(inflateInit2(&stream, 16 + MAX_WBITS) == Z_OK, Internal, kOp, "inflateInit2 failed");
@@ -44,18 +57,31 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
   size_t payload = 0;
   constexpr size_t kChunk = 1 << 16;
   int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (cap == SIZE_MAX && out.size() >= 4) {
-      const int dims = out[3];
-      if (out.size() >= 4 + 4 * size_t(dims)) {
-        try {
-          const IdxHeader h = parse_idx_header(out.data(), out.size(), source);
-          cap = h.data_start + h.payload_bytes + 1;
-          payload = h.payload_bytes;
-        } catch (const Error&) {
-          break;  // the caller's parse_idx names the fault
-        }
+  for (;;) {
+    if (stream.avail_in == 0 && in_left) {
+      stream.avail_in = uInt(std::min<size_t>(in_left, UINT32_MAX));
+      in_left -= stream.avail_in;
+    }
+    if (cap == SIZE_MAX && out.size() >= 4 && out.size() >= 4 + 4 * size_t(out[3])) {
+      IdxHeader h;
+      try {
+        h = parse_idx_header(out.data(), out.size(), source);
+      } catch (const Error&) {
+        return out;  // the caller's parse_idx names the fault
       }
+      OX_CHECK(h.payload_bytes / kMaxDeflateRatio <= in.size() + kGzipSlack, Format, kOp, source,
+               ": truncated or lying header: it declares ", h.numel, " elements (", h.payload_bytes,
+               " bytes), more than a gzip file of ", in.size(), " bytes can inflate to");
+      cap = h.data_start + h.payload_bytes + 1;
+      payload = h.payload_bytes;
+    }
+    if (rc == Z_STREAM_END) {
+      if (stream.avail_in == 0 && in_left == 0) break;
+      // Another member follows only if it starts with the gzip magic; anything else is junk.
+      OX_CHECK(stream.avail_in >= 2 && stream.next_in[0] == 0x1f && stream.next_in[1] == 0x8b,
+               Format, kOp, source, ": ", stream.avail_in + in_left,
+               " bytes after the end of the gzip stream");
+      OX_CHECK(inflateReset(&stream) == Z_OK, Internal, kOp, "inflateReset failed");
     }
     OX_CHECK(out.size() < cap, Format, kOp, source, ": trailing bytes after the ", payload,
              "-byte payload");
@@ -64,10 +90,6 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
     out.resize(before + room);
     stream.next_out = out.data() + before;
     stream.avail_out = uInt(room);
-    if (stream.avail_in == 0 && in_left) {
-      stream.avail_in = uInt(std::min<size_t>(in_left, UINT32_MAX));
-      in_left -= stream.avail_in;
-    }
     rc = inflate(&stream, Z_NO_FLUSH);
     out.resize(before + room - stream.avail_out);
     const bool input_done = stream.avail_in == 0 && in_left == 0;
@@ -76,9 +98,40 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
     OX_CHECK(rc == Z_OK || rc == Z_STREAM_END, Format, kOp, source, ": corrupt gzip stream (",
              stream.msg ? stream.msg : zError(rc), ")");
   }
-  if (rc == Z_STREAM_END)
-    OX_CHECK(stream.avail_in == 0 && in_left == 0, Format, kOp, source, ": ",
-             stream.avail_in + in_left, " bytes after the end of the gzip stream");
+  return out;
+}
+
+// A plain file's header is checked against the file's size (stat's) before the payload is
+// read: a header declaring more (or less) than the file holds costs no allocation.
+void check_plain_size(FILE* file, uint64_t size, const std::string& source) {
+  uint8_t prefix[4 + 4 * kMaxIdxDims];
+  const size_t got = std::fread(prefix, 1, std::min<uint64_t>(size, sizeof prefix), file);
+  OX_CHECK(!std::ferror(file), Io, kOp, "error reading ", source);
+  const IdxHeader h = parse_idx_header(prefix, got, source);
+  const uint64_t have = size - h.data_start;
+  OX_CHECK(have >= h.payload_bytes, Format, kOp, source, ": truncated: the header claims ", h.numel,
+           " elements of ", dtype_name(h.dtype), " (", h.payload_bytes, " bytes), only ", have,
+           " bytes follow it");
+  OX_CHECK(have == h.payload_bytes, Format, kOp, source, ": ", have - h.payload_bytes,
+           " trailing bytes after the ", h.payload_bytes, "-byte payload");
+  std::rewind(file);
+}
+
+Tensor read_idx_file(const std::string& source) {
+  const uint64_t size = detail::require_regular_file(source, kOp);
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(source.c_str(), "rb"), &std::fclose);
+  OX_CHECK(file != nullptr, Io, kOp, "cannot open ", source, ": ", std::strerror(errno));
+  uint8_t magic[2] = {0, 0};
+  const size_t magic_size = std::fread(magic, 1, 2, file.get());
+  std::rewind(file.get());
+  const bool gzip = magic_size == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (!gzip) check_plain_size(file.get(), size, source);
+  std::vector<uint8_t> bytes = read_bytes(file.get(), size_t(size), source);
+  file.reset();
+  if (gzip) bytes = gunzip(bytes, source);
+  const IdxHeader header = parse_idx(bytes.data(), bytes.size(), source);
+  Tensor out = empty(Shape(header.shape), {.dtype = header.dtype});
+  if (header.numel) decode_idx_payload(header, bytes.data(), out.raw_data_ptr(header.dtype));
   return out;
 }
 
@@ -86,25 +139,42 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
 
 Tensor read_idx(const std::filesystem::path& path) {
   const std::string source = path.string();
-  std::vector<uint8_t> bytes = read_file(path);
-  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) bytes = gunzip(bytes, source);
-  const IdxHeader header = parse_idx(bytes.data(), bytes.size(), source);
-  Tensor out = empty(Shape(header.shape), {.dtype = header.dtype});
-  if (header.numel) decode_idx_payload(header, bytes.data(), out.raw_data_ptr(header.dtype));
-  return out;
+  try {
+    return read_idx_file(source);
+  } catch (const std::bad_alloc&) {
+    OX_FAIL(OutOfMemory, kOp, source, ": not enough memory to read it");
+  }
 }
 
 namespace {
 
+// The plain file if there is anything of that name (read_idx refuses it if it is not a regular
+// file, rather than the .gz being read silently beside it), else the .gz.
 std::filesystem::path find_idx(const std::filesystem::path& root, const std::string& name) {
-  for (const auto& candidate : {root / name, root / (name + ".gz")})
-    if (std::filesystem::exists(candidate)) return candidate;
+  for (const auto& candidate : {root / name, root / (name + ".gz")}) {
+    const detail::FileStatus status = detail::file_status(candidate.string());
+    if (status.kind != detail::FileKind::kMissing) return candidate;
+  }
   OX_FAIL(Io, "MnistDataset", "neither ", (root / name).string(), " nor its .gz exists");
 }
 
 }  // namespace
 
-MnistDataset::MnistDataset(const std::filesystem::path& root, bool train) {
+namespace {
+
+// A label outside [0, classes) would fail deep inside a loss, steps into training; here it is
+// the file's fault, named with the first offending example.
+void check_labels(const Tensor& labels, int64_t classes, const std::string& source) {
+  const std::vector<int64_t> values = labels.to_vector<int64_t>();
+  for (size_t i = 0; i < values.size(); ++i)
+    OX_CHECK(values[i] >= 0 && values[i] < classes, Format, "MnistDataset", source, ": label ",
+             values[i], " of example ", i, " is outside [0, ", classes, ")");
+}
+
+}  // namespace
+
+MnistDataset::MnistDataset(const std::filesystem::path& root, bool train, int64_t num_classes) {
+  detail::require_folder(root.string(), "MnistDataset");
   const std::string prefix = train ? "train" : "t10k";
   const auto images_path = find_idx(root, prefix + "-images-idx3-ubyte");
   const auto labels_path = find_idx(root, prefix + "-labels-idx1-ubyte");
@@ -119,6 +189,7 @@ MnistDataset::MnistDataset(const std::filesystem::path& root, bool train) {
            images_.size(0), " images but ", labels_path.string(), " has ", labels.size(0),
            " labels");
   labels_ = labels.to(kI64);
+  if (num_classes > 0) check_labels(labels_, num_classes, labels_path.string());
 }
 
 int64_t MnistDataset::size() const { return images_.size(0); }

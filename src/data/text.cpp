@@ -1,9 +1,12 @@
 #include "oxmera/data/text.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
+#include "core/file_check.h"
 #include "data/utf8.h"
 #include "oxmera/ops.h"
 
@@ -128,19 +131,42 @@ Tensor Vocabulary::to_tensor() const {
   return tensor(values, {size()});
 }
 
+namespace {
+
+// The file's bytes; stat first (a FIFO would block the open, a folder or device read nonsense),
+// and no more than the size it gave.
+std::string read_text(const std::string& source) {
+  const uint64_t size = detail::require_regular_file(source, "TextDataset");
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(source.c_str(), "rb"), &std::fclose);
+  OX_CHECK(file != nullptr, Io, "TextDataset", "cannot open ", source, ": ", std::strerror(errno));
+  std::string text(size_t(size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const size_t n = std::fread(text.data() + got, 1, text.size() - got, file.get());
+    if (n == 0) break;
+    got += n;
+  }
+  OX_CHECK(!std::ferror(file.get()), Io, "TextDataset", "error reading ", source);
+  text.resize(got);
+  return text;
+}
+
+}  // namespace
+
 TextDataset::TextDataset(const std::filesystem::path& path, int64_t context) : context_(context) {
   OX_CHECK(context >= 1, Value, "TextDataset", "context must be >= 1, got ", context);
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  OX_CHECK(file != nullptr, Io, "TextDataset", "cannot open ", path.string());
-  std::string text;
-  char chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, file.get())) > 0) text.append(chunk, got);
-  OX_CHECK(!std::ferror(file.get()), Io, "TextDataset", "error reading ", path.string());
+  try {
+    load(path.string());
+  } catch (const std::bad_alloc&) {
+    OX_FAIL(OutOfMemory, "TextDataset", path.string(), ": not enough memory to read it");
+  }
+}
 
-  const std::vector<char32_t> chars = decode_utf8(text, "TextDataset", path.string());
-  OX_CHECK(int64_t(chars.size()) > context, Value, "TextDataset", path.string(), " has ",
-           chars.size(), " characters, fewer than context + 1 = ", context + 1);
+void TextDataset::load(const std::string& source) {
+  const std::string text = read_text(source);
+  const std::vector<char32_t> chars = decode_utf8(text, "TextDataset", source);
+  OX_CHECK(int64_t(chars.size()) > context_, Value, "TextDataset", source, " has ", chars.size(),
+           " characters, fewer than context + 1 = ", context_ + 1);
   std::vector<char32_t> sorted = chars;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());

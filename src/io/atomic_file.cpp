@@ -1,14 +1,21 @@
 #include "io/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
+#include "core/file_check.h"
 #include "oxmera/core/error.h"
 
 namespace ox::io {
@@ -26,15 +33,81 @@ std::string folder_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
+std::string base_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// ".<base>.tmp.": every temporary file of `path` starts so, followed by
+// "<pid>.<counter>.<ticks>" (temporary_name), which is how stale ones are recognized.
+std::string temporary_prefix(const std::string& path) { return "." + base_of(path) + ".tmp."; }
+
 // A name no other writer (thread or process) picks at the same time; O_EXCL settles the rest.
 std::string temporary_name(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
   const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
   const size_t slash = path.find_last_of('/');
   const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  return folder + "." + base + ".tmp." + std::to_string(::getpid()) + "." +
+  return folder + temporary_prefix(path) + std::to_string(::getpid()) + "." +
          std::to_string(counter.fetch_add(1)) + "." + std::to_string(ticks & 0xFFFFFF);
+}
+
+// The writer's pid in a name of temporary_name's form after the prefix ("<pid>.<n>.<n>"), or
+// -1 when the rest is not exactly three dot-separated decimal numbers.
+pid_t writer_of(std::string_view rest) {
+  int64_t pid = 0;
+  for (int field = 0; field < 3; ++field) {
+    if (field > 0) {
+      if (!rest.starts_with('.')) return -1;
+      rest.remove_prefix(1);
+    }
+    const size_t end = std::min(rest.find('.'), rest.size());
+    if (end == 0 || end > 18) return -1;
+    int64_t number = 0;
+    for (char c : rest.substr(0, end)) {
+      if (c < '0' || c > '9') return -1;
+      number = number * 10 + (c - '0');
+    }
+    if (field == 0) pid = number;
+    rest.remove_prefix(end);
+  }
+  if (!rest.empty() || pid <= 0 || pid > INT32_MAX) return -1;
+  return static_cast<pid_t>(pid);
+}
+
+// Removes the temporary files of earlier saves of `path` whose writer process no longer exists
+// (a save killed mid-write leaves its temporary file behind; nothing else ever removes it).
+// Only names of exactly our form, only regular files, and only when kill(pid, 0) says ESRCH:
+// a live writer (this process's other threads, another process) keeps its file. A writer in
+// another pid namespace or on another machine sharing the folder would look gone: such setups
+// must not save the same target concurrently.
+void remove_stale_temporaries(const std::string& path) {
+  const std::string folder = folder_of(path), prefix = temporary_prefix(path);
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return;  // the save itself reports what is wrong with the folder
+  std::vector<std::string> stale;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name(entry->d_name);
+    if (!name.starts_with(prefix)) continue;
+    const pid_t pid = writer_of(name.substr(prefix.size()));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) stale.emplace_back(name);
+  }
+  ::closedir(dir);
+  for (const std::string& name : stale) {
+    const std::string full = folder + "/" + name;
+    struct stat info {};
+    if (::lstat(full.c_str(), &info) == 0 && S_ISREG(info.st_mode)) ::unlink(full.c_str());
+  }
+}
+
+// The target may be missing or a regular file (or a symbolic link to one: the link is then
+// replaced). Anything else would be replaced by the rename, or is a device whose contents are
+// not a file's: refused before anything is written.
+void require_replaceable(const std::string& path, std::string_view op) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return;  // missing (or unreachable: creating says why)
+  OX_CHECK(S_ISREG(info.st_mode), Io, op, "'", path, "' ", ox::detail::file_status(path).what,
+           ", not a regular file: refusing to replace it");
 }
 
 // Removes the temporary file unless released, so every early exit cleans up.
@@ -81,6 +154,8 @@ void write_all(int fd, const void* data, size_t size, const std::string& path,
 void write_file_atomically(const std::string& path,
                            const std::function<void(int fd)>& write_contents, std::string_view op) {
   OX_CHECK(!path.empty() && path.back() != '/', Value, op, "'", path, "' is not a file path");
+  require_replaceable(path, op);
+  remove_stale_temporaries(path);
   int fd = -1;
   std::string name;
   for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
@@ -94,6 +169,7 @@ void write_file_atomically(const std::string& path,
   write_contents(temporary.fd());
   if (::fsync(temporary.fd()) != 0) fail_os(op, "fsync", path, errno);
   if (temporary.close() != 0) fail_os(op, "close", path, errno);
+  require_replaceable(path, op);  // again: it may have changed while the contents were written
   if (::rename(temporary.name().c_str(), path.c_str()) != 0)
     fail_os(op, "rename onto", path, errno);
   temporary.release();

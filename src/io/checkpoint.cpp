@@ -1,12 +1,14 @@
 // A checkpoint is one safetensors file: each part's state_dict under a prefix ("model.",
 // "optimizer.", "scheduler.", "extra."), the generator as "rng.seed"/"rng.offset" (0-d i64 holding
-// the u64 bits), and metadata naming the format with the step and epoch.
+// the u64 bits), and metadata naming the format with the step and epoch, and the CRC32C of
+// every tensor's bytes (io::kChecksumKey), verified on load.
 
 #include "oxmera/io/checkpoint.h"
 
 #include <algorithm>
 #include <bit>
 
+#include "io/safetensors_internal.h"
 #include "oxmera/io/safetensors.h"
 
 namespace ox {
@@ -134,7 +136,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
   }
   add_prefixed(tensors, "extra.", c.extra);
   meta["parts"] = parts;
-  save_safetensors(path, tensors, meta);
+  io::save_safetensors_with_checksums(path, tensors, meta);
 }
 
 void load_checkpoint(const std::string& path, Checkpoint& c) {
@@ -149,6 +151,7 @@ void load_checkpoint(const std::string& path, Checkpoint& c) {
            "' is not supported (expected ", kVersion, ")");
   const int64_t step = parse_count(meta, "step", path);
   const int64_t epoch = parse_count(meta, "epoch", path);
+  io::require_checksums_match(file, "load_checkpoint");  // before anything reads a value
   const TensorDict all = file.get_all();
 
   // Everything asked for must be present before anything changes.

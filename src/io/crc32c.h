@@ -1,5 +1,6 @@
 #pragma once
-// CRC32C (Castagnoli), the checksum of TFRecord frames, in portable table-driven software.
+// CRC32C (Castagnoli): the checksum of TFRecord frames and of checkpoint tensors. SSE4.2's
+// CRC32 instruction where the CPU has it, a byte table otherwise (the same values).
 
 #include <cstddef>
 #include <cstdint>

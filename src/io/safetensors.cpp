@@ -8,12 +8,16 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <unordered_map>
 
+#include "core/file_check.h"
 #include "io/atomic_file.h"
+#include "io/crc32c.h"
 #include "io/safetensors_format.h"
+#include "io/safetensors_internal.h"
 #include "oxmera/core/error.h"
 
 namespace ox {
@@ -56,7 +60,11 @@ std::shared_ptr<FileBytes> copy_bytes(std::string_view bytes) {
 }
 
 std::shared_ptr<FileBytes> map_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Checked before open: opening a FIFO for reading blocks until a writer comes. O_NONBLOCK
+  // as well, in case the path is swapped for one in between (it does nothing to a regular
+  // file); fstat below then refuses it.
+  detail::require_regular_file(path, kReadOp);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) OX_FAIL(Io, kReadOp, "cannot open '", path, "': ", std::strerror(errno));
   struct stat status {};
   if (::fstat(fd, &status) != 0) {
@@ -66,7 +74,7 @@ std::shared_ptr<FileBytes> map_file(const std::string& path) {
   }
   if (!S_ISREG(status.st_mode)) {
     ::close(fd);
-    OX_FAIL(Io, kReadOp, "'", path, "' is not a regular file");
+    OX_FAIL(Io, kReadOp, "'", path, "' ", detail::file_status(path).what, ", not a regular file");
   }
   const auto size = static_cast<size_t>(status.st_size);
   if (size < 8) {  // too short to map usefully; the parser reports it
@@ -147,6 +155,12 @@ void refuse_aliases(const TensorDict& tensors) {
       }
 }
 
+std::string hex32(uint32_t value) {
+  char text[9];
+  std::snprintf(text, sizeof(text), "%08x", value);
+  return text;
+}
+
 void write_u64_le(std::string& out, uint64_t value) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((value >> (8 * i)) & 0xFF);
 }
@@ -155,8 +169,10 @@ void write_u64_le(std::string& out, uint64_t value) {
 
 // ---- Writing ---------------------------------------------------------------------------------
 
-void save_safetensors(const std::string& path, const TensorDict& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+namespace {
+
+void save(const std::string& path, const TensorDict& tensors,
+          const std::map<std::string, std::string>& given_metadata, bool checksums) {
   for (const auto& [name, tensor] : tensors)
     OX_CHECK(tensor.defined(), Value, kSaveOp, "tensor '", name, "' is undefined");
   refuse_aliases(tensors);
@@ -184,6 +200,19 @@ void save_safetensors(const std::string& path, const TensorDict& tensors,
                        offset + item.data.nbytes()});
     offset += item.data.nbytes();
   }
+  std::map<std::string, std::string> with_sums;
+  if (checksums) {
+    std::vector<std::pair<std::string, uint32_t>> sums;
+    sums.reserve(pending.size());
+    for (const Pending& item : pending)
+      sums.emplace_back(
+          *item.name,
+          io::crc32c(item.data.nbytes() > 0 ? item.data.raw_data_ptr(item.data.dtype()) : nullptr,
+                     item.data.nbytes()));
+    with_sums = given_metadata;
+    with_sums[std::string(kSafetensorsChecksumKey)] = io::build_checksums(sums);
+  }
+  const auto& metadata = checksums ? with_sums : given_metadata;
   std::string header = io::build_safetensors_header(entries, metadata);
   std::string prefix;
   write_u64_le(prefix, header.size());
@@ -201,8 +230,21 @@ void save_safetensors(const std::string& path, const TensorDict& tensors,
       kSaveOp);
 }
 
+}  // namespace
+
+void save_safetensors(const std::string& path, const TensorDict& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  save(path, tensors, metadata, /*checksums=*/false);
+}
+
+void io::save_safetensors_with_checksums(const std::string& path, const TensorDict& tensors,
+                                         const std::map<std::string, std::string>& metadata) {
+  save(path, tensors, metadata, /*checksums=*/true);
+}
+
 TensorDict load_safetensors(const std::string& path) {
   const SafetensorsFile file = SafetensorsFile::open(path);
+  io::require_checksums_match(file, "load_safetensors");
   const auto mapped_begin = reinterpret_cast<uintptr_t>(file.mapped_data());
   const uintptr_t mapped_end = mapped_begin + file.mapped_size();
   TensorDict out;
@@ -307,6 +349,53 @@ TensorDict SafetensorsFile::get_all() const {
   TensorDict out;
   for (const SafetensorsTensorInfo& info : impl_->infos) out.insert(info.name, get(info.name));
   return out;
+}
+
+// ---- Checksums -------------------------------------------------------------------------------
+
+static_assert(kSafetensorsChecksumKey == io::kChecksumKey);
+
+std::vector<TensorChecksum> verify_checksums(const SafetensorsFile& file) {
+  const auto& metadata = file.metadata();
+  const auto listed = metadata.find(std::string(kSafetensorsChecksumKey));
+  std::unordered_map<std::string, uint32_t> sums;
+  if (listed != metadata.end()) sums = io::parse_checksums(listed->second, file.path());
+  for (const auto& [name, crc] : sums)
+    OX_CHECK(file.contains(name), Format, kReadOp, file.path(), ": metadata '",
+             kSafetensorsChecksumKey, "' has a checksum for tensor '", name,
+             "', which the file does not hold");
+  std::vector<TensorChecksum> out;
+  out.reserve(file.size());
+  const uint8_t* data = file.mapped_data() + file.data_start();
+  for (const std::string& name : file.keys()) {
+    const SafetensorsTensorInfo& info = file.info(name);
+    TensorChecksum result{.name = name};
+    result.computed = io::crc32c(data + info.begin, info.end - info.begin);
+    if (const auto found = sums.find(name); found != sums.end()) {
+      result.stored = found->second;
+      result.status = result.stored == result.computed ? TensorChecksum::Status::Ok
+                                                       : TensorChecksum::Status::Mismatch;
+    }
+    out.push_back(std::move(result));
+  }
+  return out;
+}
+
+std::vector<TensorChecksum> verify_safetensors(const std::string& path) {
+  return verify_checksums(SafetensorsFile::open(path));
+}
+
+void io::require_checksums_match(const SafetensorsFile& file, std::string_view op) {
+  if (!file.metadata().contains(std::string(kSafetensorsChecksumKey))) return;  // older files
+  for (const TensorChecksum& c : verify_checksums(file)) {
+    OX_CHECK(c.status != TensorChecksum::Status::Mismatch, Format, op, file.path(), ": tensor '",
+             c.name, "' does not match its checksum (crc32c stored ", hex32(c.stored),
+             ", computed ", hex32(c.computed), "): the file is corrupt");
+    OX_CHECK(c.status != TensorChecksum::Status::Missing, Format, op, file.path(), ": tensor '",
+             c.name,
+             "' has no checksum though the file lists checksums: the "
+             "file was changed after it was written");
+  }
 }
 
 }  // namespace ox

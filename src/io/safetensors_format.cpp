@@ -1,6 +1,7 @@
 #include "io/safetensors_format.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -138,49 +139,141 @@ std::map<std::string, std::string> parse_metadata(const Json& value, std::string
   return metadata;
 }
 
-// nlohmann::json keeps one of two equal keys silently; this parser callback refuses them, and
-// refuses nesting deeper than a header ever has (object > entry > shape), which also bounds
-// the work a hostile header can cause.
-class StrictKeys {
+// Builds the header in one pass of nlohmann's SAX parser: each top-level member's value becomes
+// a small Json of its own, checked as soon as it closes (parse_entry, parse_metadata) and then
+// dropped, so memory follows the entries, not a DOM of the whole header. It also refuses what
+// nlohmann::json would accept silently: a repeated key (the DOM keeps one), nesting deeper than
+// a header ever has (object > entry > shape), more than kMaxSafetensorsEntries entries. (The DOM
+// parser with a callback, used before, rescans the parent object at every object's end: a
+// header of n entries cost O(n^2), 30 s for 20,000.)
+class HeaderSax {
  public:
-  explicit StrictKeys(std::string_view source) : source_(source) {}
-  bool operator()(int, nlohmann::json::parse_event_t event, Json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        if (++depth_ > 3) fail(source_, "header nests deeper than a safetensors header can");
-        open_.push_back(event == Event::object_start);
-        if (event == Event::object_start) keys_.emplace_back();
-        break;
-      case Event::object_end:
-      case Event::array_end:
-        --depth_;
-        if (open_.back()) keys_.pop_back();
-        open_.pop_back();
-        break;
-      case Event::key: {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (depth_ == 1) top_key_ = key;
-        if (!keys_.back().insert(key).second) {
-          if (depth_ == 1) fail(source_, "duplicate entry '", key, "' in the header");
-          fail(source_, "duplicate key '", key, "' inside entry '", top_key_, "'");
-        }
-        break;
-      }
-      case Event::value:
-        break;
-    }
-    return true;
+  HeaderSax(std::string_view source, SafetensorsHeader& header, size_t max_entries)
+      : source_(source), header_(header), max_entries_(max_entries) {}
+
+  bool null() { return value(Json(nullptr)); }
+  bool boolean(bool v) { return value(Json(v)); }
+  bool number_integer(Json::number_integer_t v) { return value(Json(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value(Json(v)); }
+  bool number_float(Json::number_float_t v, const std::string&) { return value(Json(v)); }
+  bool string(std::string& v) { return value(Json(std::move(v))); }
+  bool binary(Json::binary_t&) { fail(source_, "header holds binary data, which JSON cannot"); }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(std::string& key);
+  template <class Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& e) {
+    fail(source_, "header is not valid JSON: ", e.what());
+  }
+  // After the parse: the root was an object (a Format error naming what it was otherwise).
+  void require_object_root() const {
+    if (!root_type_.empty()) fail(source_, "header is not a JSON object but ", root_type_);
   }
 
  private:
+  bool open(Json container);
+  bool close();
+  bool value(Json v);
+  Json* insert(Json v);  // into the innermost open container of the member being built
+  void member(const std::string& key, const Json& value);
+
   std::string_view source_;
-  int depth_ = 0;
-  std::vector<bool> open_;  // per open container: whether it is an object
-  std::vector<std::unordered_set<std::string>> keys_;
-  std::string top_key_;
+  SafetensorsHeader& header_;
+  size_t max_entries_;
+  int depth_ = 0;                                      // open containers, the root included
+  std::vector<bool> is_object_;                        // per open container
+  std::vector<std::unordered_set<std::string>> keys_;  // per open object below the root
+  std::string member_key_;                             // the top-level key being read
+  Json member_;                                        // its value, while it is a container
+  std::vector<Json*> stack_;                           // open containers inside member_
+  std::string inner_key_;                              // the last key inside member_
+  size_t entries_ = 0;
+  std::string root_type_;  // set when the root is not an object: parsed on, refused at the end
+  bool seen_metadata_ = false;
 };
+
+// Keys inside an entry are checked for repeats here (a handful per object); the top-level
+// names are checked once at the end (require_unique_names), by sorting: a hash set of a
+// million names cost a third of the parse in cache misses.
+bool HeaderSax::key(std::string& key) {
+  if (depth_ > 1 || !root_type_.empty()) {
+    if (!keys_.back().insert(key).second)
+      fail(source_, "duplicate key '", key, "' inside entry '", member_key_, "'");
+    inner_key_ = std::move(key);
+    return true;
+  }
+  if (key == "__metadata__") {
+    if (seen_metadata_) fail(source_, "duplicate entry '", key, "' in the header");
+    seen_metadata_ = true;
+  } else if (++entries_ > max_entries_) {
+    fail(source_, "header lists more than ", max_entries_,
+         " tensors, the most oxmera reads from one file");
+  }
+  member_key_ = std::move(key);
+  return true;
+}
+
+bool HeaderSax::open(Json container) {
+  const bool object = container.is_object();
+  if (depth_ == 0 && !object) root_type_ = container.type_name();
+  if (++depth_ > 3) fail(source_, "header nests deeper than a safetensors header can");
+  is_object_.push_back(object);
+  if (object && depth_ > 1) keys_.emplace_back();  // the root's are checked at the end
+  if (!root_type_.empty()) return true;            // only checked for depth and keys
+  if (depth_ == 2) {
+    member_ = std::move(container);
+    stack_.assign(1, &member_);
+  } else if (depth_ > 2) {
+    stack_.push_back(insert(std::move(container)));
+  }
+  return true;
+}
+
+bool HeaderSax::close() {
+  if (is_object_.back() && depth_ > 1) keys_.pop_back();
+  is_object_.pop_back();
+  if (!root_type_.empty()) {
+    // nothing is built
+  } else if (depth_ == 2) {
+    member(member_key_, member_);
+    member_ = Json();
+    stack_.clear();
+  } else if (depth_ > 2) {
+    stack_.pop_back();
+  }
+  --depth_;
+  return true;
+}
+
+bool HeaderSax::value(Json v) {
+  if (depth_ == 0) root_type_ = v.type_name();
+  if (!root_type_.empty()) return true;
+  if (depth_ == 1)
+    member(member_key_, v);
+  else
+    insert(std::move(v));
+  return true;
+}
+
+Json* HeaderSax::insert(Json v) {
+  Json& parent = *stack_.back();
+  if (parent.is_object()) {
+    Json& slot = parent[inner_key_];
+    slot = std::move(v);
+    return &slot;
+  }
+  parent.push_back(std::move(v));
+  return &parent.back();  // valid until the parent grows, which waits for this one to close
+}
+
+void HeaderSax::member(const std::string& key, const Json& value) {
+  if (key == "__metadata__")
+    header_.metadata = parse_metadata(value, source_);
+  else
+    header_.entries.push_back(parse_entry(key, value, source_));
+}
 
 // serde_json's escaping: the two mandatory escapes, short forms for common control bytes,
 // \u00XX for the rest; everything else (UTF-8 included) as is.
@@ -266,7 +359,24 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
-SafetensorsHeader parse_safetensors(const uint8_t* bytes, size_t size, std::string_view source) {
+namespace {
+
+void require_unique_names(const std::vector<SafetensorsEntry>& entries, std::string_view source) {
+  std::vector<const std::string*> names;
+  names.reserve(entries.size());
+  for (const SafetensorsEntry& entry : entries) names.push_back(&entry.name);
+  std::sort(names.begin(), names.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  const auto twice =
+      std::adjacent_find(names.begin(), names.end(),
+                         [](const std::string* a, const std::string* b) { return *a == *b; });
+  if (twice != names.end()) fail(source, "duplicate entry '", **twice, "' in the header");
+}
+
+}  // namespace
+
+SafetensorsHeader parse_safetensors(const uint8_t* bytes, size_t size, std::string_view source,
+                                    size_t max_entries) {
   if (size < 8) fail(source, "file of ", size, " bytes is shorter than the 8-byte header length");
   uint64_t header_length = 0;
   for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | bytes[i];
@@ -279,23 +389,16 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, size_t size, std::stri
 
   const std::string_view text(reinterpret_cast<const char*>(bytes + 8), header_length);
   if (!is_valid_utf8(text)) fail(source, "header is not valid UTF-8");
-  Json root;
+  SafetensorsHeader header;
+  header.data_start = 8 + header_length;
+  HeaderSax sax(source, header, max_entries);
   try {
-    root = Json::parse(text.begin(), text.end(), StrictKeys(source));
+    Json::sax_parse(text.begin(), text.end(), &sax);
   } catch (const Json::exception& e) {
     fail(source, "header is not valid JSON: ", e.what());
   }
-  if (!root.is_object()) fail(source, "header is not a JSON object but ", root.type_name());
-
-  SafetensorsHeader header;
-  header.data_start = 8 + header_length;
-  for (const auto& [key, value] : root.items()) {
-    if (key == "__metadata__") {
-      header.metadata = parse_metadata(value, source);
-    } else {
-      header.entries.push_back(parse_entry(key, value, source));
-    }
-  }
+  sax.require_object_root();
+  require_unique_names(header.entries, source);
 
   std::sort(header.entries.begin(), header.entries.end(), [](const auto& a, const auto& b) {
     return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
@@ -369,6 +472,51 @@ std::string build_safetensors_header(const std::vector<SafetensorsEntry>& entrie
   out += '}';
   out.append((8 - out.size() % 8) % 8, ' ');
   return out;
+}
+
+}  // namespace ox::io
+
+namespace ox::io {
+
+std::string build_checksums(const std::vector<std::pair<std::string, uint32_t>>& sums) {
+  std::string out = "{";
+  for (const auto& [name, crc] : sums) {
+    OX_CHECK(is_valid_utf8(name), Value, "save_safetensors", "tensor name '", name,
+             "' is not valid UTF-8");
+    if (out.size() > 1) out += ',';
+    append_json_string(out, name);
+    char hex[12];
+    std::snprintf(hex, sizeof(hex), ":\"%08x\"", crc);
+    out += hex;
+  }
+  out += '}';
+  return out;
+}
+
+std::unordered_map<std::string, uint32_t> parse_checksums(std::string_view text,
+                                                          std::string_view source) {
+  const auto malformed = [&](const auto&... why) {
+    fail(source, "metadata '", kChecksumKey, "' is malformed: ", why...);
+  };
+  Json root;
+  try {
+    root = Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& e) {
+    malformed("not JSON (", e.what(), ")");
+  }
+  if (!root.is_object()) malformed("not a JSON object");
+  std::unordered_map<std::string, uint32_t> sums;
+  sums.reserve(root.size());
+  for (const auto& [name, value] : root.items()) {
+    const auto* hex = value.get_ptr<const std::string*>();
+    const bool digits =
+        hex != nullptr && hex->size() == 8 && std::all_of(hex->begin(), hex->end(), [](char c) {
+          return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        });
+    if (!digits) malformed("the checksum of tensor '", name, "' is not 8 hex digits");
+    sums.emplace(name, static_cast<uint32_t>(std::stoul(*hex, nullptr, 16)));
+  }
+  return sums;
 }
 
 }  // namespace ox::io

@@ -1,6 +1,8 @@
 // The Tensor handle: metadata, views and copies.
 
 #include <algorithm>
+#include <new>
+#include <string>
 
 #include "autograd/record.h"
 #include "oxmera/tensor.h"
@@ -8,12 +10,34 @@
 
 namespace ox {
 
+namespace {
+
+// Every tensor's memory comes through here, so here an allocation failure (the allocator's
+// OutOfMemory, or std::bad_alloc from an allocator that throws it) becomes one error naming
+// the op, the tensor and the bytes.
+std::shared_ptr<Storage> allocate_storage(const Shape& shape, DType dtype, Device device,
+                                          int64_t nbytes, const char* op) {
+  std::string reason;
+  try {
+    Backend& backend = backend_for(device, op);
+    return std::make_shared<Storage>(static_cast<size_t>(nbytes), device,
+                                     backend.allocator(device.index()));
+  } catch (const std::bad_alloc&) {
+    reason = "std::bad_alloc";
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::OutOfMemory) throw;
+    reason = e.what();
+  }
+  OX_FAIL(OutOfMemory, op, "cannot allocate ", nbytes, " bytes for a ", dtype, " tensor of shape ",
+          shape, " on ", device, " (", reason, ")");
+}
+
+}  // namespace
+
 Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op) {
   const int64_t numel = checked_numel(shape, op);
   const int64_t nbytes = checked_nbytes(numel, static_cast<int64_t>(dtype_size(dtype)), op);
-  Backend& backend = backend_for(device, op);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), device,
-                                           backend.allocator(device.index()));
+  auto storage = allocate_storage(shape, dtype, device, nbytes, op);
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape), dtype));
 }
 

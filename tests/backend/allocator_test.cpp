@@ -161,9 +161,9 @@ TEST(Allocator, EmptyCacheFreesEverything) {
 
 TEST(Allocator, ImpossibleSizesGiveTypedErrors) {
   CachingAllocator a;
-  EXPECT_EQ(kind_of([&] { (void)a.allocate(SIZE_MAX); }), ox::ErrorKind::Value);
+  EXPECT_EQ(kind_of([&] { (void)a.allocate(SIZE_MAX); }), ox::ErrorKind::OutOfMemory);
   // Far beyond any address space: out of memory, reported, not a null pointer.
-  EXPECT_EQ(kind_of([&] { (void)a.allocate(size_t{1} << 62); }), ox::ErrorKind::Backend);
+  EXPECT_EQ(kind_of([&] { (void)a.allocate(size_t{1} << 62); }), ox::ErrorKind::OutOfMemory);
   EXPECT_EQ(a.cached_bytes(), 0u);
 }
 

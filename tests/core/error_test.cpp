@@ -64,11 +64,13 @@ TEST(Error, ValueKind) {
   EXPECT_TRUE(contains(e, "[arange]")) << e.what();
 }
 
-TEST(Error, BackendKindWhenMemoryRunsOut) {
+TEST(Error, OutOfMemoryKindWhenMemoryRunsOut) {
   // 2^60 f32 elements: no overflow in the byte count, but no machine has 4 EiB.
   const ox::Error e = caught([] { ox::empty({int64_t{1} << 60}); });
-  EXPECT_EQ(e.kind(), ox::ErrorKind::Backend);
+  EXPECT_EQ(e.kind(), ox::ErrorKind::OutOfMemory);
   EXPECT_TRUE(contains(e, "out of memory")) << e.what();
+  EXPECT_TRUE(contains(e, "4611686018427387904 bytes")) << e.what();
+  EXPECT_STREQ(ox::error_kind_name(e.kind()), "OutOfMemory");
 }
 
 TEST(Error, InternalKindFromAssert) {

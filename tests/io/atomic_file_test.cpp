@@ -48,16 +48,20 @@ TEST_F(AtomicFile, UnwritableFolderIsAnIoErrorNamingThePath) {
   EXPECT_TRUE(listing().empty());
 }
 
-TEST_F(AtomicFile, FailedRenameLeavesNoTemporary) {
-  // The target is a non-empty folder: the temporary file is written, the rename fails.
-  std::filesystem::create_directory(path("taken"));
-  write_file(path("taken/inside"), "x");
+TEST_F(AtomicFile, TargetTurnedFolderMidWriteLeavesNoTemporary) {
+  // The target becomes a non-empty folder while the contents are written: the check before the
+  // rename refuses it (a rename would fail or, for a FIFO or device, replace it) and the
+  // temporary file goes.
+  const std::string target = path("taken");
   const ox::Error error = oxtest::caught([&] {
-    ox::save_safetensors(path("taken"), {{"w", ox::ones({2})}});
+    ox::io::write_file_atomically(target, [&](int fd) {
+      ox::io::write_all(fd, "new", 3, target, "test");
+      std::filesystem::create_directory(target);
+      write_file(path("taken/inside"), "x");
+    });
   });
   EXPECT_EQ(error.kind(), ox::ErrorKind::Io);
-  EXPECT_TRUE(oxtest::contains(error, "cannot rename onto '" + path("taken") + "'"))
-      << error.what();
+  EXPECT_TRUE(oxtest::contains(error, "'" + target + "' is a folder")) << error.what();
   EXPECT_EQ(listing(), std::vector<std::string>{"taken"});
 }
 

@@ -217,7 +217,7 @@ TEST_F(SafetensorsErrors, MissingFileIsAnIoError) {
   const ox::Error error = oxtest::caught([&] { ox::load_safetensors(file); });
   EXPECT_EQ(error.kind(), ox::ErrorKind::Io);
   EXPECT_TRUE(oxtest::contains(error, file)) << error.what();
-  EXPECT_TRUE(oxtest::contains(error, std::strerror(ENOENT))) << error.what();
+  EXPECT_TRUE(oxtest::contains(error, "does not exist")) << error.what();
   EXPECT_EQ(oxtest::kind_of([&] { ox::load_safetensors(dir_.string()); }), ox::ErrorKind::Io);
 }
 

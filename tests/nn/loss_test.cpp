@@ -738,3 +738,31 @@ TEST(LossErrors, EachBadInputGetsItsKind) {
 }
 
 }  // namespace
+
+namespace {
+
+// A target of INT64_MIN (what a NaN class index becomes in i64, as on PyTorch/x86) or any other
+// value outside [0, classes) is an Index error naming the value, for both losses.
+TEST(LossTargets, OutOfRangeTargetsAreIndexErrorsNamingTheValue) {
+  const Tensor logits = ox::zeros({2, 3});
+  const Tensor nan_target =
+      ox::tensor({0.0, std::numeric_limits<double>::quiet_NaN()}).to(ox::kI64);
+  ASSERT_EQ(nan_target.to_vector<int64_t>()[1], std::numeric_limits<int64_t>::min());
+  for (const Tensor& target :
+       {nan_target, ox::tensor(std::vector<int64_t>{std::numeric_limits<int64_t>::max(), 0}),
+        ox::tensor(std::vector<int64_t>{3, 0}), ox::tensor(std::vector<int64_t>{-1, 0})}) {
+    const std::vector<int64_t> t = target.to_vector<int64_t>();
+    const int64_t bad = t[0] != 0 ? t[0] : t[1];
+    for (const auto& loss : std::vector<std::function<void()>>{
+             [&] { F::cross_entropy(logits, target); },
+             [&] { F::nll_loss(ox::log_softmax(logits, 1), target); },
+             [&] { ox::cross_entropy(logits, target); },
+         }) {
+      const ox::Error e = oxtest::caught(loss);
+      EXPECT_EQ(e.kind(), ox::ErrorKind::Index) << e.what();
+      EXPECT_TRUE(oxtest::contains(e, std::to_string(bad))) << e.what();
+    }
+  }
+}
+
+}  // namespace

@@ -3,7 +3,9 @@
 // overlapping operands, refused destinations, thread-count independence and SIMD tail sizes.
 //
 // The oracle works in long double (64-bit mantissa or more, so every int64 is exact):
-//   float -> int: NaN gives 0, out of range saturates, otherwise truncation toward zero;
+//   float -> int: truncation toward zero; NaN, +-Inf and out of range give the x86 "integer
+//   indefinite" (CVTTSD2SI: the minimum of its width), 64 bits wide for i64 and u8, 32 bits for
+//   i32/i16/i8, then the low bits as for int -> int (PyTorch on x86);
 //   anything -> bool: != 0 (NaN is true);  bool -> anything: 0 or 1;
 //   int -> int: modulo 2^bits;  -> float: round to nearest even in the target format, with
 //   16-bit floats reached through f32 (so f64 and int64 round twice, as documented).
@@ -145,10 +147,10 @@ LD expected_conversion(LD x, DType src, DType dst) {
   }
   const IntRange r = range_of(dst);
   if (ox::is_floating(src)) {
-    if (std::isnan(x)) return 0;
-    if (x <= r.lo) return r.lo;
-    if (x >= r.hi) return r.hi;
-    return std::trunc(x);
+    const int width = r.bits == 64 || !r.is_signed ? 64 : 32;
+    const LD limit = std::ldexp(1.0L, width - 1);
+    const LD t = std::trunc(x);
+    x = std::isnan(x) || t < -limit || t >= limit ? -limit : t;  // then the int -> int rule
   }
   // Integer or bool source: keep the low `bits` bits, read them as the destination type.
   const uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(x));
@@ -175,8 +177,12 @@ TEST(Cast, OracleAgreesWithHandRoundedValues) {
   EXPECT_EQ(expected_conversion(-1, ox::kI64, ox::kU8), 255);
   EXPECT_EQ(expected_conversion(128, ox::kI32, ox::kI8), -128);
   EXPECT_EQ(expected_conversion(-2.5L, ox::kF32, ox::kI8), -2);
-  EXPECT_EQ(expected_conversion(-2.5L, ox::kF32, ox::kU8), 0);
-  EXPECT_EQ(expected_conversion(300.7L, ox::kF32, ox::kU8), 255);
+  EXPECT_EQ(expected_conversion(-2.5L, ox::kF32, ox::kU8), 254);  // -2 as a byte
+  EXPECT_EQ(expected_conversion(300.7L, ox::kF32, ox::kU8), 44);  // 300 mod 256
+  EXPECT_EQ(expected_conversion(NAN, ox::kF32, ox::kI64), -0x1p63L);
+  EXPECT_EQ(expected_conversion(1e10L, ox::kF32, ox::kI32), -0x1p31L);
+  EXPECT_EQ(expected_conversion(40000, ox::kF32, ox::kI16), -25536);  // via i32, low 16 bits
+  EXPECT_EQ(expected_conversion(1e10L, ox::kF32, ox::kI16), 0);       // INT32_MIN's low bits
 }
 
 // ---- Source values per dtype --------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "checks.h"
 #include "commands.h"
 #include "harness.h"
 
@@ -18,8 +19,8 @@ Runner add_bench(CLI::App& app) {
   auto rows = std::make_shared<std::vector<std::string>>();
   auto threads = std::make_shared<int>(0);
   cmd->add_option("rows", *rows, "row ids (default: all), e.g. sgemm1024 mlp_step");
-  cmd->add_option("--threads", *threads, "threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  add_integer_option(cmd, "--threads", *threads, 0, 1 << 16,
+                     "threads (default: all cores; more than the hardware has are capped)");
   return [rows, threads] {
     std::vector<const oxbench::Spec*> chosen;
     for (const oxbench::Spec& spec : oxbench::specs())
@@ -35,7 +36,8 @@ Runner add_bench(CLI::App& app) {
         return 2;
       }
     }
-    if (*threads > 0) ox::set_num_threads(*threads);
+    if (const int used = threads_to_use(*threads, "oxmera bench"); used > 0)
+      ox::set_num_threads(used);
     std::printf("oxmera %s, %d threads\n%-18s | %-12s | %s\n", OXMERA_VERSION,
                 ox::get_num_threads(), "workload", "oxmera", "unit");
     for (const oxbench::Spec* spec : chosen) {

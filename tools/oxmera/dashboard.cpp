@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "checks.h"
 #include "commands.h"
 #include "terminal.h"
 
@@ -60,10 +61,43 @@ void name_runs(std::vector<LoggedRun>& runs) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kOp = "oxmera dashboard";
+
+// A log is read as data, not trusted: every value a chart or the table uses is checked, and a
+// bad one is refused with its file and line, never drawn as nonsense.
+void check_record(const ox::io::LogRecord& record, const std::string& path) {
+  const auto where = [&] { return path + ":" + std::to_string(record.line); };
+  // Steps are plotted as doubles: beyond 2^53 they would collapse together.
+  constexpr int64_t kMaxStep = int64_t(1) << 53;
+  const int64_t first = record.type == "step" ? 1 : 0;
+  OX_CHECK(record.step >= first && record.step <= kMaxStep, Format, kOp, where(), ": ", record.type,
+           " record with step ", record.step, ", outside [", first, ", 2^53]");
+  OX_CHECK(record.epoch >= 0, Format, kOp, where(), ": epoch ", record.epoch, " is negative");
+  for (const auto& [name, value] : record.scalars) {
+    if (name == "loss" || name == "eval_loss") continue;  // a diverged run logs NaN or inf
+    if (name == "accuracy")
+      OX_CHECK(std::isnan(value) || (value >= 0 && value <= 1), Format, kOp, where(), ": accuracy ",
+               value, " is outside [0, 1]");
+    else if (name == "grad_norm")
+      OX_CHECK(std::isnan(value) || value >= 0, Format, kOp, where(), ": grad_norm ", value,
+               " is negative");
+    else if (name == "lr" || name == "samples_per_s" || name == "elapsed_s")
+      OX_CHECK(std::isfinite(value) && value >= 0, Format, kOp, where(), ": ", name, " ", value,
+               " is not a finite number >= 0");
+  }
+}
+
+}  // namespace
+
 LoggedRun read_logged_run(const std::string& path) {
+  // stat first: a FIFO would block the read forever, a folder fail deep inside the stream.
+  check_input_file(path, kOp);
   LoggedRun run;
   run.path = path;
   for (const ox::io::LogRecord& record : ox::io::read_jsonl(path)) {
+    check_record(record, path);
     const auto scalar = [&](const char* name) {
       const auto it = record.scalars.find(name);
       return it == record.scalars.end() ? NAN : it->second;

@@ -18,7 +18,9 @@ struct LoggedRun {
   std::vector<double> eval_steps, eval_losses, accuracies;  // eval records (NaN: none)
 };
 
-// Reads a run's log; Format and Io errors as read_jsonl's.
+// Reads a run's log; Format and Io errors as read_jsonl's, Io for a path that is not a regular
+// file (checked before opening), Format naming the file and line for a value out of its range
+// (a negative step or epoch, an accuracy outside [0, 1], a negative rate, ...).
 LoggedRun read_logged_run(const std::string& path);
 
 // Each run's figures: steps, last training loss (mean of its last 20 steps), final validation

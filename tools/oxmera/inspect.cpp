@@ -1,20 +1,124 @@
-// `oxmera inspect FILE.safetensors [--stats]`: the names, dtypes, shapes, sizes and offsets of a
-// weights file, its metadata and totals; --stats adds value statistics per tensor. A file that
-// does not parse prints its typed error and exits 2.
+// `oxmera inspect FILE.safetensors [--stats] [--verify]`: the names, dtypes, shapes, sizes and
+// offsets of a weights file, its metadata and totals; --stats adds value statistics per tensor,
+// --verify each tensor's checksum (ok, MISMATCH, no checksum; exit 2 on a mismatch). A file that
+// does not parse prints its typed error and exits 2. Every text that comes from the file (names,
+// metadata, error messages quoting them) is escaped before it reaches the terminal.
 
 #include <oxmera/oxmera.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
 
 namespace oxcli {
 
 namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s`, or 0 when it is not one
+// (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short).
+size_t utf8_length(std::string_view s) {
+  const auto c = static_cast<unsigned char>(s[0]);
+  size_t n = 0;
+  uint32_t code = 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2, code = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF)
+    n = 3, code = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4)
+    n = 4, code = c & 0x07;
+  else
+    return 0;
+  if (s.size() < n) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (b & 0x3F);
+  }
+  const bool overlong = (n == 3 && code < 0x800) || (n == 4 && code < 0x10000);
+  if (overlong || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
+  return n;
+}
+
+void append_hex(std::string& out, unsigned char byte) {
+  constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[byte >> 4];
+  out += kHex[byte & 0xF];
+}
+
+// Text from the file made safe for a terminal: control characters (C0, DEL, and the C1 range
+// U+0080..U+009F, which some terminals obey as escape sequences) and bytes that are not UTF-8
+// become \n, \r, \t or \xNN; a backslash doubles, so the escaped form is unambiguous.
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const auto c = static_cast<unsigned char>(text[0]);
+    size_t used = 1;
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      append_hex(out, c);
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if ((used = utf8_length(text)) == 0) {
+      used = 1;
+      append_hex(out, c);  // not UTF-8: each such byte on its own
+    } else if (c == 0xC2 && static_cast<unsigned char>(text[1]) < 0xA0) {
+      append_hex(out, c);  // a C1 control character
+      append_hex(out, static_cast<unsigned char>(text[1]));
+    } else {
+      out.append(text.substr(0, used));
+    }
+    text.remove_prefix(used);
+  }
+  return out;
+}
+
+// Columns are padded by bytes; escaped text is ASCII except for UTF-8 it kept, which counts
+// one column per code point.
+size_t columns(std::string_view text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string padded(const std::string& text, size_t width) {
+  const size_t used = columns(text);
+  return used >= width ? text : text + std::string(width - used, ' ');
+}
+
+std::string hex32(uint32_t value) {
+  char text[9];
+  std::snprintf(text, sizeof(text), "%08x", value);
+  return text;
+}
+
+std::string checksum_text(const ox::TensorChecksum& c) {
+  switch (c.status) {
+    case ox::TensorChecksum::Status::Ok:
+      return "ok";
+    case ox::TensorChecksum::Status::Mismatch:
+      return "MISMATCH (stored " + hex32(c.stored) + ", computed " + hex32(c.computed) + ")";
+    case ox::TensorChecksum::Status::Missing:
+      break;
+  }
+  return "no checksum";
+}
 
 std::string shape_text(const ox::Shape& shape) {
   std::ostringstream out;
@@ -60,54 +164,90 @@ std::string stats_text(const ox::Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+struct Options {
+  std::string path;
+  bool stats = false;
+  bool verify = false;
+};
+
+// The table, metadata and totals; returns the exit code (2 when --verify found a mismatch).
+int inspect(const Options& o) {
+  const ox::SafetensorsFile file = ox::SafetensorsFile::open(o.path);
+  std::vector<ox::TensorChecksum> sums;
+  if (o.verify) sums = ox::verify_checksums(file);
+  const std::vector<std::string> keys = file.keys();
+  std::vector<std::string> names;
+  size_t name_width = 4, shape_width = 5;
+  for (const std::string& key : keys) {
+    names.push_back(printable(key));
+    name_width = std::max(name_width, columns(names.back()));
+    shape_width = std::max(shape_width, shape_text(file.info(key).shape).size());
+  }
+  std::cout << printable(o.path) << ": " << file.size() << " tensors\n";
+  std::cout << padded("name", name_width) << "  " << std::left << std::setw(5) << "dtype"
+            << "  " << std::setw(int(shape_width)) << "shape"
+            << "  " << std::setw(10) << "bytes"
+            << "  offsets" << (o.verify ? "  checksum" : "") << "\n";
+  uint64_t total_bytes = 0;
+  int64_t total_elements = 0;
+  size_t mismatched = 0, unchecked = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const ox::SafetensorsTensorInfo& info = file.info(keys[i]);
+    total_bytes += info.end - info.begin;
+    int64_t elements = 1;
+    for (int64_t d : info.shape) elements *= d;
+    total_elements += elements;
+    std::ostringstream dtype, offsets;
+    dtype << info.dtype;
+    offsets << "[" << info.begin << ", " << info.end << ")";
+    std::cout << padded(names[i], name_width) << "  " << std::left << std::setw(5) << dtype.str()
+              << "  " << std::setw(int(shape_width)) << shape_text(info.shape) << "  "
+              << std::setw(10) << bytes_text(info.end - info.begin) << "  ";
+    if (o.verify) {
+      std::cout << std::setw(22) << offsets.str() << "  " << checksum_text(sums[i]) << "\n";
+      mismatched += sums[i].status == ox::TensorChecksum::Status::Mismatch;
+      unchecked += sums[i].status == ox::TensorChecksum::Status::Missing;
+    } else {
+      std::cout << offsets.str() << "\n";
+    }
+    if (o.stats) std::cout << "    " << stats_text(file.get(keys[i])) << "\n";
+  }
+  if (!file.metadata().empty()) {
+    std::cout << "metadata:\n";
+    for (const auto& [key, value] : file.metadata()) {
+      std::cout << "  " << printable(key) << ": ";
+      if (key == ox::kSafetensorsChecksumKey)
+        std::cout << "(crc32c of each tensor; --verify checks them)\n";
+      else
+        std::cout << printable(value) << "\n";
+    }
+  }
+  std::cout << "total: " << file.size() << " tensors, " << total_elements << " elements, "
+            << bytes_text(total_bytes) << " of data (header " << file.data_start() << " bytes)\n";
+  if (!o.verify) return 0;
+  std::cout << "verify: " << keys.size() - mismatched - unchecked << " ok, " << mismatched
+            << " MISMATCH, " << unchecked << " without a checksum\n";
+  return mismatched > 0 ? 2 : 0;
+}
+
+}  // namespace
+
 Runner add_inspect(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("inspect", "what a .safetensors file holds");
-  auto path = std::make_shared<std::string>();
-  auto stats = std::make_shared<bool>(false);
-  cmd->add_option("file", *path, "a .safetensors file")->required();
-  cmd->add_flag("--stats", *stats, "min/max/mean/std and NaN/Inf counts per tensor");
-  return [path, stats] {
+  auto options = std::make_shared<Options>();
+  cmd->add_option("file", options->path, "a .safetensors file")->required();
+  cmd->add_flag("--stats", options->stats, "min/max/mean/std and NaN/Inf counts per tensor");
+  cmd->add_flag("--verify", options->verify,
+                "check each tensor against its stored CRC32C (exit 2 on a mismatch)");
+  return [options] {
     try {
-      const ox::SafetensorsFile file = ox::SafetensorsFile::open(*path);
-      size_t name_width = 4, shape_width = 5;
-      for (const std::string& name : file.keys()) {
-        name_width = std::max(name_width, name.size());
-        shape_width = std::max(shape_width, shape_text(file.info(name).shape).size());
-      }
-      std::cout << *path << ": " << file.size() << " tensors\n";
-      std::cout << std::left << std::setw(int(name_width)) << "name"
-                << "  " << std::setw(5) << "dtype"
-                << "  " << std::setw(int(shape_width)) << "shape"
-                << "  " << std::setw(10) << "bytes"
-                << "  offsets\n";
-      uint64_t total_bytes = 0;
-      int64_t total_elements = 0;
-      for (const std::string& name : file.keys()) {
-        const ox::SafetensorsTensorInfo& info = file.info(name);
-        total_bytes += info.end - info.begin;
-        int64_t elements = 1;
-        for (int64_t d : info.shape) elements *= d;
-        total_elements += elements;
-        std::ostringstream dtype;
-        dtype << info.dtype;
-        std::cout << std::left << std::setw(int(name_width)) << name << "  " << std::setw(5)
-                  << dtype.str() << "  " << std::setw(int(shape_width)) << shape_text(info.shape)
-                  << "  " << std::setw(10) << bytes_text(info.end - info.begin) << "  ["
-                  << info.begin << ", " << info.end << ")\n";
-        if (*stats) std::cout << "    " << stats_text(file.get(name)) << "\n";
-      }
-      if (!file.metadata().empty()) {
-        std::cout << "metadata:\n";
-        for (const auto& [key, value] : file.metadata())
-          std::cout << "  " << key << ": " << value << "\n";
-      }
-      std::cout << "total: " << file.size() << " tensors, " << total_elements << " elements, "
-                << bytes_text(total_bytes) << " of data (header " << file.data_start()
-                << " bytes)\n";
-      return 0;
+      return inspect(*options);
     } catch (const ox::Error& e) {
-      std::fprintf(stderr, "oxmera inspect: %s: %s error: %s\n", path->c_str(),
-                   ox::error_kind_name(e.kind()), e.what());
+      std::cout.flush();
+      std::fprintf(stderr, "oxmera inspect: %s: %s error: %s\n", printable(options->path).c_str(),
+                   ox::error_kind_name(e.kind()), printable(e.what()).c_str());
       return 2;
     }
   };

@@ -31,16 +31,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  } catch (const std::exception& e) {  // a flag's own check; never an abort
+    std::fprintf(stderr, "oxmera: %s\n", e.what());
+    return 2;
   }
   for (const auto& [command, run] : commands)
-    if (command->parsed()) {
-      try {
-        return run();
-      } catch (const ox::Error& e) {
-        std::fprintf(stderr, "oxmera %s: %s error: %s\n", command->get_name().c_str(),
-                     ox::error_kind_name(e.kind()), e.what());
-        return 1;
-      }
-    }
+    if (command->parsed()) return oxcli::run_guarded(command->get_name(), run);
   return 1;
 }

@@ -5,12 +5,15 @@
 #include <oxmera/oxmera.h>
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace oxcli {
 
 // What `oxmera train` was asked to do; unset numbers (0, negative lr) take the recipe's default.
+// `given` holds the flags the command line set (a resumed run takes the others from its
+// checkpoint).
 struct TrainConfig {
   std::string recipe = "cnn";
   std::string data = "/usr/share/datasets/fashion-mnist";
@@ -29,6 +32,8 @@ struct TrainConfig {
   std::string log;
   std::string tensorboard;
   bool tui = false;
+  std::set<std::string> given;
+  bool was_given(const std::string& flag) const { return given.count(flag) != 0; }
 };
 
 const std::vector<std::string>& recipe_names();
@@ -46,11 +51,16 @@ struct Task {
   std::string optimizer = "adam";
   // Stored in the checkpoint beside the model (chargpt: its vocabulary).
   ox::TensorDict extra;
+  // What the training examples are, to tell on resume whether the data is the checkpoint's:
+  // a hash of the bytes trained on (images and labels of the examples used; the text).
+  uint64_t data_fingerprint = 0;
   // Text to print when training ends (chargpt: a sample), empty when none.
   std::function<std::string(uint64_t seed)> sample;
 };
 
-// Reads the recipe's data (Io/Format errors for a missing or bad file) and builds its model.
+// Reads the recipe's data (Io/Format errors for a missing or bad file, a path that is not a
+// regular file or folder, images that are not 28x28, labels outside the 10 classes) and builds
+// its model.
 Task make_task(const TrainConfig& config);
 
 }  // namespace oxcli

@@ -10,16 +10,21 @@
 #include <oxmera/oxmera.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 
+#include "checks.h"
 #include "commands.h"
 #include "progress.h"
 #include "recipes.h"
@@ -28,6 +33,11 @@
 namespace oxcli {
 
 namespace {
+
+// Bounds of the flags: a rate above this only makes NaNs; more threads than this is a typo.
+constexpr double kMaxLearningRate = 1000;
+constexpr int kMaxThreads = 1 << 16;
+constexpr int64_t kMaxSteps = int64_t(1) << 53;
 
 // The signal that asked the run to stop (0: none). The handler only sets it; the loop checks
 // it after each step, where a checkpoint can be written consistently.
@@ -135,33 +145,161 @@ std::optional<Evaluation> evaluate(const Task& task, const ox::data::DatasetPtr&
     }
   }
   task.model->train();
-  if (count == 0) return Evaluation{};
+  if (count == 0) return Evaluation{.loss = NAN, .accuracy = NAN};  // said as such, not 0 %
   return Evaluation{loss_sum / double(count), double(correct) / double(count), count};
 }
 
 ox::Tensor scalar_i64(int64_t value) { return ox::tensor(std::vector<int64_t>{value}); }
-
-// The settings a resumed run must share with the run that wrote the checkpoint for its batches
-// to be the same ones.
-void store_run_settings(ox::TensorDict& extra, const TrainConfig& config, int64_t batch_size) {
-  extra.insert("train.batch_size", scalar_i64(batch_size));
-  extra.insert("train.seed", scalar_i64(std::bit_cast<int64_t>(config.seed)));
-  extra.insert("train.limit", scalar_i64(config.limit));
+ox::Tensor text_tensor(const std::string& text) {
+  return ox::tensor(std::vector<uint8_t>(text.begin(), text.end()));
 }
 
-void check_run_settings(const ox::TensorDict& extra, const TrainConfig& config,
-                        int64_t batch_size) {
-  const auto check = [&](const char* key, const char* flag, int64_t want) {
-    OX_CHECK(extra.contains(key), Format, "oxmera train", "checkpoint '", config.resume,
-             "' was not written by `oxmera train` (no ", key, ")");
-    const int64_t got = extra.at(key).to_vector<int64_t>().at(0);
-    OX_CHECK(got == want, Value, "oxmera train", "checkpoint '", config.resume,
-             "' was trained with ", flag, " ", got, ", not ", want,
-             "; resume with the same value to continue the same run");
+// Shortest text that reads back to the same double, so two rates that differ print apart.
+std::string number_text(double value) {
+  char text[32];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, result.ptr);
+}
+
+// Everything that shapes a run (its model, batches, rates and schedule), stored in each
+// checkpoint's extra as "train.*", so that a resume continues exactly that run: a flag left out
+// takes the checkpoint's value, a flag given that differs is refused by name.
+struct RunSettings {
+  std::string recipe, optimizer, scheduler;
+  std::string data;  // --data (cnn, mlp) or --text (chargpt), absolute
+  int64_t epochs = 0, batch_size = 0, limit = 0;
+  uint64_t seed = 0;
+  double lr = 0;
+  uint64_t data_fingerprint = 0;
+};
+
+void store_run_settings(ox::TensorDict& extra, const RunSettings& settings) {
+  extra.insert("train.recipe", text_tensor(settings.recipe));
+  extra.insert("train.optimizer", text_tensor(settings.optimizer));
+  extra.insert("train.scheduler", text_tensor(settings.scheduler));
+  extra.insert("train.data", text_tensor(settings.data));
+  extra.insert("train.epochs", scalar_i64(settings.epochs));
+  extra.insert("train.batch_size", scalar_i64(settings.batch_size));
+  extra.insert("train.limit", scalar_i64(settings.limit));
+  extra.insert("train.seed", scalar_i64(std::bit_cast<int64_t>(settings.seed)));
+  extra.insert("train.lr", ox::tensor(std::vector<double>{settings.lr}));
+  extra.insert("train.data_fingerprint",
+               scalar_i64(std::bit_cast<int64_t>(settings.data_fingerprint)));
+}
+
+// The settings of checkpoint `path` (its tensors `all`, keys "extra.train.*"); Format for a file
+// that `oxmera train` did not write.
+RunSettings read_run_settings(const ox::TensorDict& all, const std::string& path) {
+  const auto get = [&](const char* key) -> const ox::Tensor& {
+    const std::string name = std::string("extra.train.") + key;
+    OX_CHECK(all.contains(name), Format, "oxmera train", "checkpoint '", path,
+             "' was not written by this version of `oxmera train` (it has no train.", key,
+             "); start a new run without --resume");
+    const ox::Tensor& t = all.at(name);
+    OX_CHECK(t.dim() == 1 && t.numel() >= 1, Format, "oxmera train", "checkpoint '", path,
+             "': train.", key, " is not a 1-d tensor");
+    return t;
   };
-  check("train.batch_size", "--batch-size", batch_size);
-  check("train.seed", "--seed", std::bit_cast<int64_t>(config.seed));
-  check("train.limit", "--limit", config.limit);
+  const auto text = [&](const char* key) {
+    std::string out;
+    for (int64_t c : get(key).to_vector<int64_t>()) out += char(c);
+    return out;
+  };
+  const auto whole = [&](const char* key) { return get(key).to_vector<int64_t>().at(0); };
+  RunSettings out;
+  out.recipe = text("recipe");
+  out.optimizer = text("optimizer");
+  out.scheduler = text("scheduler");
+  out.data = text("data");
+  out.epochs = whole("epochs");
+  out.batch_size = whole("batch_size");
+  out.limit = whole("limit");
+  out.seed = std::bit_cast<uint64_t>(whole("seed"));
+  out.lr = get("lr").to_vector<double>().at(0);
+  out.data_fingerprint = std::bit_cast<uint64_t>(whole("data_fingerprint"));
+  // Values the flags could not have given are a damaged or forged file, not a run to continue.
+  const auto in = [](const std::string& value, const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), value) != names.end();
+  };
+  OX_CHECK(in(out.recipe, recipe_names()) && in(out.optimizer, {"adam", "adamw", "sgd"}) &&
+               in(out.scheduler, {"none", "cosine", "step", "onecycle"}) && !out.data.empty() &&
+               out.epochs >= 1 && out.batch_size >= 1 && out.limit >= 0 && std::isfinite(out.lr) &&
+               out.lr > 0 && out.lr <= kMaxLearningRate,
+           Format, "oxmera train", "checkpoint '", path,
+           "' holds run settings no `oxmera train` flags give (recipe '", out.recipe,
+           "', optimizer '", out.optimizer, "', scheduler '", out.scheduler, "', epochs ",
+           out.epochs, ", batch size ", out.batch_size, ", limit ", out.limit, ", lr ", out.lr,
+           ")");
+  return out;
+}
+
+// Makes `config` the checkpoint's run: each setting not given on the command line is taken
+// (and listed in `inherited`, for the resume line), each given one must equal the stored one.
+void settle_resumed_settings(TrainConfig& config, const RunSettings& stored,
+                             std::vector<std::string>& inherited) {
+  const auto settle = [&](const char* flag, auto& value, const auto& want, std::string shown,
+                          std::string wanted) {
+    if (!config.was_given(flag)) {
+      value = want;
+      inherited.push_back(std::string(flag) + " " + wanted);
+      return;
+    }
+    OX_CHECK(value == want, Value, "oxmera train", flag, " ", shown, " conflicts with checkpoint '",
+             config.resume, "', which was trained with ", flag, " ", wanted, "; leave ", flag,
+             " out to continue that run, or start a new run without --resume");
+  };
+  settle("--recipe", config.recipe, stored.recipe, config.recipe, stored.recipe);
+  settle("--optimizer", config.optimizer, stored.optimizer, config.optimizer, stored.optimizer);
+  settle("--scheduler", config.scheduler, stored.scheduler, config.scheduler, stored.scheduler);
+  settle("--batch-size", config.batch_size, stored.batch_size, std::to_string(config.batch_size),
+         std::to_string(stored.batch_size));
+  settle("--lr", config.lr, stored.lr, number_text(config.lr), number_text(stored.lr));
+  settle("--seed", config.seed, stored.seed, std::to_string(config.seed),
+         std::to_string(stored.seed));
+  settle("--limit", config.limit, stored.limit, std::to_string(config.limit),
+         std::to_string(stored.limit));
+  // The data is compared by content once read (another path may hold the same files).
+  const char* data_flag = config.recipe == "chargpt" ? "--text" : "--data";
+  std::string& data = config.recipe == "chargpt" ? config.text : config.data;
+  if (!config.was_given(data_flag)) {
+    data = stored.data;
+    inherited.push_back(std::string(data_flag) + " " + stored.data);
+  }
+  // More epochs extend a run whose rate does not depend on its length; a cosine or one-cycle
+  // schedule spans the epochs it was made for.
+  const bool spans_run = stored.scheduler == "cosine" || stored.scheduler == "onecycle";
+  if (!config.was_given("--epochs")) {
+    config.epochs = stored.epochs;
+    inherited.push_back("--epochs " + std::to_string(stored.epochs));
+  }
+  OX_CHECK(!spans_run || config.epochs == stored.epochs, Value, "oxmera train", "--epochs ",
+           config.epochs, " conflicts with checkpoint '", config.resume, "', whose ",
+           stored.scheduler, " schedule spans --epochs ", stored.epochs,
+           " (its length cannot change in the middle); leave --epochs out to continue that run");
+}
+
+// The training data read for a resumed run must be the data the checkpoint was trained on:
+// another text with as many distinct characters would silently remap every token id.
+void check_resumed_data(const TrainConfig& config, const Task& task, const RunSettings& stored,
+                        const ox::TensorDict& all) {
+  const bool text = config.recipe == "chargpt";
+  const char* flag = text ? "--text" : "--data";
+  const std::string& path = text ? config.text : config.data;
+  if (text && all.contains("extra.vocabulary")) {
+    const std::vector<int64_t> want = all.at("extra.vocabulary").to_vector<int64_t>();
+    const std::vector<int64_t> got = task.extra.at("vocabulary").to_vector<int64_t>();
+    size_t first = 0;
+    while (first < want.size() && first < got.size() && want[first] == got[first]) ++first;
+    OX_CHECK(want == got, Value, "oxmera train", "--text '", path, "' has another vocabulary (",
+             got.size(), " characters) than checkpoint '", config.resume, "' (", want.size(),
+             " characters, trained on '", stored.data, "'): they differ first at token id ", first,
+             "; every token would mean another character");
+  }
+  OX_CHECK(task.data_fingerprint == stored.data_fingerprint, Value, "oxmera train", flag, " '",
+           path, "' holds other training data than checkpoint '", config.resume,
+           "' was trained on ('", stored.data, "')",
+           config.was_given(flag) ? "; resume with that data, or start a new run"
+                                  : ": the data has changed since the checkpoint was written");
 }
 
 void print_error(const ox::Error& e) {
@@ -181,7 +319,24 @@ struct Run {
   std::unique_ptr<ox::io::JsonlLogger> log;
   std::unique_ptr<ox::io::TensorBoardWriter> tensorboard;
   int64_t step = 0, epoch = 0;
+  // The flags a resumed run took from its checkpoint ("--lr 0.001", ...), for the resume line.
+  std::vector<std::string> inherited;
 
+  RunSettings settings() const {
+    const std::string& data = config.recipe == "chargpt" ? config.text : config.data;
+    std::error_code error;
+    const std::filesystem::path absolute = std::filesystem::absolute(data, error);
+    return {.recipe = config.recipe,
+            .optimizer = optimizer_name,
+            .scheduler = config.scheduler,
+            .data = error ? data : absolute.lexically_normal().string(),
+            .epochs = config.epochs,
+            .batch_size = batch_size,
+            .limit = config.limit,
+            .seed = config.seed,
+            .lr = lr,
+            .data_fingerprint = task.data_fingerprint};
+  }
   ox::Checkpoint checkpoint() {
     ox::Checkpoint out{.model = task.model,
                        .optimizer = optimizer.get(),
@@ -189,7 +344,7 @@ struct Run {
                        .epoch = epoch,
                        .extra = task.extra};
     if (scheduler) out.scheduler = scheduler.get();
-    store_run_settings(out.extra, config, batch_size);
+    store_run_settings(out.extra, settings());
     return out;
   }
   // The command that continues this run: every flag that shapes its batches and schedule.
@@ -218,40 +373,107 @@ struct Run {
   }
 };
 
+// The files a run writes are checked before it reads or trains anything: each can be written
+// (a folder that exists and takes files; nothing but a regular file is replaced), and no two
+// of them, nor one of them and an input, are the same file.
+void check_outputs(const TrainConfig& config) {
+  check_output_file(config.save, "--save");
+  if (!config.log.empty()) check_output_file(config.log, "--log", /*append=*/true);
+  if (!config.tensorboard.empty()) check_output_folder(config.tensorboard, "--tensorboard");
+  check_distinct("--save", config.save, "--log", config.log);
+  check_distinct("--save", config.save, "--tensorboard", config.tensorboard);
+  check_distinct("--log", config.log, "--tensorboard", config.tensorboard);
+  check_distinct("--log", config.log, "--resume", config.resume);
+  check_distinct("--tensorboard", config.tensorboard, "--resume", config.resume);
+  std::vector<std::string> inputs;
+  if (config.recipe == "chargpt") {
+    inputs.push_back(config.text);
+  } else {
+    for (const char* set : {"train", "t10k"})
+      for (const char* part : {"-images-idx3-ubyte", "-labels-idx1-ubyte"})
+        for (const char* suffix : {"", ".gz"})
+          inputs.push_back(
+              (std::filesystem::path(config.data) / (std::string(set) + part + suffix)).string());
+  }
+  const char* input_flag = config.recipe == "chargpt" ? "--text" : "--data";
+  for (const std::string& input : inputs) {
+    check_distinct("--save", config.save, input_flag, input);
+    check_distinct("--log", config.log, input_flag, input);
+    check_distinct("--resume", config.resume, input_flag, input);
+  }
+}
+
+// Refuses runs that cannot train as asked: no examples to train or test on, a batch larger
+// than the training set (it would be the whole set, silently), more steps than are counted.
+void check_sizes(const Run& run, int64_t per_epoch) {
+  const int64_t examples = run.task.train->size();
+  OX_CHECK(examples > 0, Value, "oxmera train", "no training examples");
+  OX_CHECK(run.task.test->size() > 0, Value, "oxmera train", "no test examples (",
+           run.task.test_name, " is empty)");
+  const bool given = run.config.was_given("--batch-size");
+  OX_CHECK(run.batch_size <= examples, Value, "oxmera train", "batch size ", run.batch_size,
+           given ? " (--batch-size)" : " (the recipe's default)", " is larger than the ", examples,
+           " training examples", run.config.limit > 0 ? " (--limit)" : "", "; give --batch-size ",
+           examples, " or less");
+  // The schedulers compute in doubles: beyond 2^53 steps they no longer tell steps apart (and
+  // beyond 2^63 the count itself wraps around).
+  OX_CHECK(run.config.epochs <= kMaxSteps / per_epoch, Value, "oxmera train", "--epochs ",
+           run.config.epochs, " of ", per_epoch,
+           " batches each is more steps than 2^53, the most a schedule counts exactly");
+}
+
 // Reads the data, builds the model, optimizer and scheduler, restores a checkpoint: every
 // failure here is the input's (exit 2).
-Run prepare(const TrainConfig& config) {
-  OX_CHECK(config.device == "cpu", Device, "oxmera train", "device '", config.device,
+Run prepare(const TrainConfig& given) {
+  OX_CHECK(given.device == "cpu", Device, "oxmera train", "device '", given.device,
            "' is not available: this build of oxmera has no CUDA backend yet (use --device cpu)");
-  OX_CHECK(!config.tui || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)), Value, "oxmera train",
+  OX_CHECK(!given.tui || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)), Value, "oxmera train",
            "--tui needs a terminal for standard input and output");
   Run run;
-  run.config = config;
-  if (run.config.save.empty()) run.config.save = "oxmera-" + config.recipe + ".safetensors";
+  run.config = given;
+  TrainConfig& config = run.config;
+  std::optional<ox::TensorDict> stored_tensors;
+  RunSettings stored;
+  if (!config.resume.empty()) {
+    check_input_file(config.resume, "--resume");
+    stored_tensors = ox::load_safetensors(config.resume);
+    stored = read_run_settings(*stored_tensors, config.resume);
+    settle_resumed_settings(config, stored, run.inherited);
+  }
+  if (config.save.empty()) config.save = "oxmera-" + config.recipe + ".safetensors";
+  check_outputs(config);
   ox::manual_seed(config.seed);
   run.task = make_task(config);
   run.batch_size = config.batch_size > 0 ? config.batch_size : run.task.batch_size;
   run.lr = config.lr > 0 ? config.lr : run.task.lr;
   run.optimizer_name = config.optimizer.empty() ? run.task.optimizer : config.optimizer;
-  OX_CHECK(run.task.train->size() > 0, Value, "oxmera train", "no training examples");
   run.loader = std::make_unique<ox::data::DataLoader>(
       run.task.train,
       ox::data::DataLoaderOptions{
           .batch_size = run.batch_size, .shuffle = true, .num_workers = 1, .seed = config.seed});
   const int64_t per_epoch = run.loader->size();
+  check_sizes(run, per_epoch);
   run.optimizer = make_optimizer(run.optimizer_name, run.task.model->parameters(), run.lr);
   run.scheduler = make_scheduler(config.scheduler, *run.optimizer, per_epoch * config.epochs,
                                  per_epoch, run.lr);
-  if (!config.resume.empty()) {
+  if (stored_tensors) {
+    check_resumed_data(config, run.task, stored, *stored_tensors);
+    stored_tensors.reset();
     ox::Checkpoint checkpoint = run.checkpoint();
     ox::load_checkpoint(config.resume, checkpoint);
-    check_run_settings(checkpoint.extra, config, run.batch_size);
     run.step = checkpoint.step;
     run.epoch = checkpoint.epoch;
-    OX_CHECK(run.epoch >= 0 && run.step >= run.epoch * per_epoch &&
+    OX_CHECK(run.epoch >= 0 && run.epoch <= stored.epochs && run.step >= run.epoch * per_epoch &&
                  run.step <= (run.epoch + 1) * per_epoch,
              Value, "oxmera train", "checkpoint '", config.resume, "' is at step ", run.step,
              " of epoch ", run.epoch, ", which does not fit ", per_epoch, " batches per epoch");
+    OX_CHECK(run.epoch <= config.epochs, Value, "oxmera train", "--epochs ", config.epochs,
+             " is fewer than the ", run.epoch, " epochs checkpoint '", config.resume,
+             "' has finished");
+    // An epoch stopped in the middle is finished, not dropped, unless --epochs ends before it.
+    OX_CHECK(run.step == run.epoch * per_epoch || run.epoch < config.epochs, Value, "oxmera train",
+             "--epochs ", config.epochs, " ends before epoch ", run.epoch + 1,
+             ", which checkpoint '", config.resume, "' stopped in the middle of");
   }
   if (!config.log.empty()) run.log = std::make_unique<ox::io::JsonlLogger>(config.log);
   if (!config.tensorboard.empty())
@@ -344,6 +566,7 @@ RunInfo run_info(const Run& run, bool with_summary) {
 }
 
 void log_evaluation(Run& run, const Evaluation& result, double elapsed) {
+  if (result.examples == 0) return;
   if (run.log)
     run.log->log_eval({.step = run.step,
                        .epoch = run.epoch,
@@ -356,6 +579,7 @@ void log_evaluation(Run& run, const Evaluation& result, double elapsed) {
 }
 
 std::string result_text(const Run& run, const Evaluation& result) {
+  if (result.examples == 0) return "no test examples to evaluate on (" + run.task.test_name + ")";
   char text[256];
   if (run.config.recipe == "chargpt")
     std::snprintf(text, sizeof text,
@@ -384,9 +608,20 @@ int train(Run& run) {
       config.recipe.c_str(), (long long)run.task.train->size(), (long long)per_epoch,
       (long long)run.batch_size, run.optimizer_name.c_str(), run.lr, config.scheduler.c_str(),
       (unsigned long long)config.seed, ox::get_num_threads());
-  if (!config.resume.empty())
-    std::printf("resuming from %s at epoch %lld, step %lld\n", config.resume.c_str(),
-                (long long)(run.epoch + 1), (long long)run.step);
+  if (!config.resume.empty()) {
+    std::string taken;
+    for (const std::string& flag : run.inherited) taken += " " + flag;
+    std::printf("resuming from %s at epoch %lld, step %lld%s%s\n", config.resume.c_str(),
+                (long long)(run.epoch + 1), (long long)run.step,
+                taken.empty() ? "" : "; from the checkpoint:", taken.c_str());
+    const bool spans_run = config.scheduler == "cosine" || config.scheduler == "onecycle";
+    if (run.epoch >= config.epochs)
+      std::printf(
+          "nothing left to train: the checkpoint has finished all %lld epochs (%s); "
+          "evaluating it\n",
+          (long long)config.epochs,
+          spans_run ? "its schedule ends there" : "give a larger --epochs to train more");
+  }
   std::fflush(stdout);
 
   // The handlers come first: ncurses leaves signals alone that have one.
@@ -478,45 +713,58 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--data", config->data, "MNIST-layout IDX files (cnn, mlp)")
       ->capture_default_str();
   cmd->add_option("--text", config->text, "a UTF-8 text file (chargpt)")->capture_default_str();
-  cmd->add_option("--epochs", config->epochs, "epochs in all (a resumed run counts the done ones)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--batch-size", config->batch_size, "examples per step (default: the recipe's)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--lr", config->lr, "learning rate (default: the recipe's)")
-      ->check(CLI::PositiveNumber);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  add_integer_option(cmd, "--epochs", config->epochs, 1, kMax,
+                     "epochs in all (a resumed run counts the done ones)");
+  add_integer_option(cmd, "--batch-size", config->batch_size, 1, kMax,
+                     "examples per step (default: the recipe's)");
+  add_real_option(cmd, "--lr", config->lr, 0, kMaxLearningRate,
+                  "learning rate (default: the recipe's)");
   cmd->add_option("--optimizer", config->optimizer, "adam, adamw or sgd (default: the recipe's)")
       ->check(CLI::IsMember({"adam", "adamw", "sgd"}));
   cmd->add_option("--scheduler", config->scheduler, "learning-rate schedule, stepped per batch")
       ->check(CLI::IsMember({"none", "cosine", "step", "onecycle"}))
       ->capture_default_str();
-  cmd->add_option("--seed", config->seed, "fixes initialization, shuffling and dropout")
-      ->capture_default_str();
-  cmd->add_option("--threads", config->threads, "threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  add_integer_option(cmd, "--seed", config->seed, uint64_t(0), std::numeric_limits<uint64_t>::max(),
+                     "fixes initialization, shuffling and dropout");
+  add_integer_option(cmd, "--threads", config->threads, 0, kMaxThreads,
+                     "threads (default: all cores; more than the hardware has are capped)");
   cmd->add_option("--device", config->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--limit", config->limit, "train on the first N examples only")
-      ->check(CLI::NonNegativeNumber);
+  add_integer_option(cmd, "--limit", config->limit, 0, kMax,
+                     "train on the first N examples only (0: all)");
   cmd->add_option("--save", config->save, "checkpoint file (default: oxmera-RECIPE.safetensors)");
   cmd->add_option("--resume", config->resume, "continue the run a checkpoint holds");
   cmd->add_option("--log", config->log, "JSON-lines log: one record per step and evaluation");
   cmd->add_option("--tensorboard", config->tensorboard, "TensorBoard event folder");
   cmd->add_flag("--tui", config->tui, "a full-screen dashboard (q quit, p pause, tab panels)");
-  return [config]() -> int {
-    if (config->threads > 0) ox::set_num_threads(config->threads);
+  return [config, cmd]() -> int {
+    for (const CLI::Option* option : cmd->get_options())
+      if (option->count() > 0) config->given.insert(option->get_name());
+    const int threads = threads_to_use(config->threads, "oxmera train");
+    if (threads > 0) ox::set_num_threads(threads);
     std::optional<Run> run;
     try {
       run.emplace(prepare(*config));
     } catch (const ox::Error& e) {
       print_error(e);
-      return e.kind() == ox::ErrorKind::Internal ? 1 : 2;
+      return e.kind() == ox::ErrorKind::Internal || e.kind() == ox::ErrorKind::OutOfMemory ? 1 : 2;
+    } catch (const std::filesystem::filesystem_error& e) {
+      std::fprintf(stderr, "oxmera train: Io error: %s\n", e.what());
+      return 2;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr,
+                   "oxmera train: OutOfMemory error: not enough memory to set up the run\n");
+      return 1;
     }
     try {
       return train(*run);
     } catch (const ox::Error& e) {
       print_error(e);
+      return 1;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "oxmera train: OutOfMemory error: not enough memory to train\n");
       return 1;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "oxmera train: %s\n", e.what());

@@ -38,7 +38,9 @@ class Vocabulary {
 };
 
 // Examples (x = ids[i : i + context], y = ids[i + 1 : i + context + 1]), both i64 [context],
-// for i in [0, characters - context). The file must hold more than `context` characters.
+// for i in [0, characters - context). The file must hold more than `context` characters (Value)
+// of valid UTF-8 (Format); a path that is not a regular file is refused before it is opened
+// (Io: a FIFO, folder or device); OutOfMemory when the text does not fit in memory.
 class TextDataset : public Dataset {
  public:
   TextDataset(const std::filesystem::path& path, int64_t context);
@@ -51,6 +53,7 @@ class TextDataset : public Dataset {
   int64_t context() const { return context_; }
 
  private:
+  void load(const std::string& source);
   Vocabulary vocabulary_;
   Tensor ids_;
   int64_t context_;

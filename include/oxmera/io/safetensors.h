@@ -33,8 +33,31 @@ void save_safetensors(const std::string& path, const TensorDict& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 
 // Every tensor of the file, as CPU tensors owning their memory (the file is not kept open),
-// in order of their data offsets.
+// in order of their data offsets. A file with checksums (see below) is verified first: a tensor
+// whose bytes do not match is a Format error naming it and the file.
 TensorDict load_safetensors(const std::string& path);
+
+// ---- Checksums -------------------------------------------------------------------------------
+// save_checkpoint stores the CRC32C of every tensor's bytes in the metadata entry
+// kSafetensorsChecksumKey: a JSON object of tensor name -> 8 lowercase hex digits
+// ({"model.fc.weight":"1a2b3c4d"}), so the file stays plain safetensors for other readers.
+// save_safetensors does not add it: its output is byte for byte what the Python library writes.
+inline constexpr std::string_view kSafetensorsChecksumKey = "oxmera.crc32c";
+
+struct TensorChecksum {
+  enum class Status { Ok, Mismatch, Missing };  // Missing: the file has no checksum for it
+  std::string name;
+  Status status = Status::Missing;
+  uint32_t stored = 0;    // Ok, Mismatch: the checksum in the metadata
+  uint32_t computed = 0;  // the CRC32C of the tensor's bytes as they are in the file
+};
+
+class SafetensorsFile;
+// One result per tensor, in order of data offsets. A checksum entry that is malformed, or names
+// a tensor the file does not hold, is a Format error; a file without checksums gives every
+// tensor Missing.
+std::vector<TensorChecksum> verify_checksums(const SafetensorsFile& file);
+std::vector<TensorChecksum> verify_safetensors(const std::string& path);
 
 struct SafetensorsTensorInfo {
   std::string name;

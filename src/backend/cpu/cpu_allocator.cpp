@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -23,6 +25,12 @@ void* fresh_block(size_t size) {
   void* block = std::aligned_alloc(kHugePage, (size + kHugePage - 1) / kHugePage * kHugePage);
   if (block) madvise(block, size, MADV_HUGEPAGE);
   return block;
+}
+
+std::string gib_text(size_t nbytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g GiB", static_cast<double>(nbytes) / double(1 << 30));
+  return text;
 }
 
 size_t limit_from_environment() {
@@ -47,7 +55,10 @@ size_t CachingAllocator::rounded(size_t nbytes) {
 
 void* CachingAllocator::allocate(size_t nbytes) {
   if (nbytes == 0) return nullptr;
-  OX_CHECK(nbytes <= SIZE_MAX - kPage, Value, "allocate", "cannot allocate ", nbytes, " bytes");
+  // Refused before any arithmetic: rounding up to a page or a huge page would wrap around, and
+  // no machine maps more than PTRDIFF_MAX bytes anyway.
+  OX_CHECK(nbytes <= static_cast<size_t>(PTRDIFF_MAX) - kHugePage, OutOfMemory, "cpu allocator",
+           "cannot allocate ", nbytes, " bytes: more than this machine can address");
   const size_t size = rounded(nbytes);
   if (size < kMinCachedBytes) {
     std::lock_guard lock(mutex_);
@@ -71,7 +82,8 @@ void* CachingAllocator::allocate(size_t nbytes) {
     empty_cache();  // give cached memory back and try once more before giving up
     block = fresh_block(size);
   }
-  OX_CHECK(block, Backend, "cpu allocator", "out of memory allocating ", nbytes, " bytes");
+  OX_CHECK(block, OutOfMemory, "cpu allocator", "out of memory allocating ", nbytes, " bytes (",
+           gib_text(nbytes), ")");
   return block;
 }
 

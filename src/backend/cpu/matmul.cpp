@@ -21,6 +21,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/scratch.h"
 #include "backend/cpu/simd/simd.h"
 
 namespace ox::cpu {
@@ -78,10 +79,15 @@ Packed pack(const StridedArray& src, DType dtype, bool copy_values = true) {
   for (size_t d = 0; d + 2 < nd; ++d)
     if (src.strides[d] == 0) compact[d] = 1;
   const Strides dense = contiguous_strides(compact);
-  int64_t numel = 1;
-  for (int64_t s : compact) numel *= s;
+  // A broadcast operand's matrix dims are copied out in full, so the count can exceed memory
+  // (or 64 bits): checked, and refused as OutOfMemory before the allocator sees a wrapped size.
+  uint64_t nbytes = dtype_size(dtype);
+  for (int64_t s : compact)
+    OX_CHECK(!__builtin_mul_overflow(nbytes, static_cast<uint64_t>(s), &nbytes), OutOfMemory,
+             "matmul", "a packed copy of an operand of shape ", src.shape,
+             " needs more bytes than 64 bits count");
   Packed out;
-  out.memory = std::make_unique<Scratch>(size_t(std::max<int64_t>(numel, 1)) * dtype_size(dtype));
+  out.memory = std::make_unique<Scratch>(std::max<size_t>(nbytes, 1));
   if (copy_values)
     cpu::copy({out.memory->get(), compact, dense, dtype, src.device},
               {src.data, compact, src.strides, src.dtype, src.device});
@@ -99,17 +105,19 @@ Mat mat_of(const StridedArray& x) {
 }
 
 // Element offsets of each operand's matrix for every batch index, row-major over the batch.
+// Shared, so that the transposed form (gemm_packed) swaps a and b without copying; allocated
+// as kernel scratch, since a batch of many small matrices can need more than the output.
 struct Batches {
   int64_t count = 1;
-  std::vector<int64_t> dst, a, b;
+  std::shared_ptr<int64_t[]> dst, a, b;
 };
 Batches batch_offsets(const StridedArray& dst, const StridedArray& a, const StridedArray& b) {
   const size_t nb = dst.shape.size() - 2;
   Batches out;
   for (size_t d = 0; d < nb; ++d) out.count *= dst.shape[d];
-  out.dst.resize(size_t(out.count));
-  out.a.resize(size_t(out.count));
-  out.b.resize(size_t(out.count));
+  out.dst = scratch_array<int64_t>(out.count, "matmul");
+  out.a = scratch_array<int64_t>(out.count, "matmul");
+  out.b = scratch_array<int64_t>(out.count, "matmul");
   Dims index(nb, 0);
   int64_t od = 0, oa = 0, ob = 0;
   for (int64_t t = 0; t < out.count; ++t) {

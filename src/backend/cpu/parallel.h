@@ -1,11 +1,15 @@
 #pragma once
 // Intra-op parallelism. Work is split into at most one contiguous range per thread; kernels
 // whose result could depend on the split (reductions) must use fixed-size chunks instead.
+// An exception may not leave an OpenMP region (the runtime calls std::terminate), so one thrown
+// by a worker (an ox::Error, an allocation failure) is caught there and rethrown by the caller
+// once the team has finished.
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 
 namespace ox::cpu {
 
@@ -20,13 +24,22 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& fn) {
     fn(begin, end);
     return;
   }
+  std::exception_ptr failure;
 #pragma omp parallel num_threads(static_cast <int>(threads))
   {
     const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
     const int64_t chunk = (n + nt - 1) / nt;
     const int64_t b = begin + tid * chunk, e = std::min(end, b + chunk);
-    if (b < e) fn(b, e);
+    if (b < e) {
+      try {
+        fn(b, e);
+      } catch (...) {
+#pragma omp critical(ox_parallel_for_failure)
+        if (!failure) failure = std::current_exception();
+      }
+    }
   }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace ox::cpu

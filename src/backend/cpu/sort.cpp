@@ -14,6 +14,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/scratch.h"
 #include "core/dispatch.h"
 
 namespace ox::cpu {
@@ -153,10 +154,10 @@ void sort_rows(const RowGeometry& g, const StridedArray& values, const StridedAr
 
   parallel_for(0, g.rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
                [&](int64_t b, int64_t e) {
-                 // Not zero-filled: every entry is written before it is read.
-                 const auto buf = std::make_unique_for_overwrite<Entry[]>(static_cast<size_t>(n));
-                 const auto tmp = std::make_unique_for_overwrite<Entry[]>(
-                     m == n && n >= kRadixMin ? static_cast<size_t>(n) : 0);
+                 // Not zero-filled: every entry is written before it is read. A row of a
+                 // broadcast input can be longer than memory: an OutOfMemory error then.
+                 const auto buf = scratch_array<Entry>(n, "sort");
+                 const auto tmp = scratch_array<Entry>(m == n && n >= kRadixMin ? n : 0, "sort");
                  for (int64_t r = b; r < e; ++r) {
                    const RowGeometry::Offsets off = g.offsets(r);
                    const T* row = s + off.src;

@@ -1,0 +1,34 @@
+#pragma once
+// Checks a path names a regular file before anything opens it for reading: opening a FIFO
+// blocks until a writer appears, and a folder or device opens "fine" and then reads nonsense,
+// no bytes, or without end. One helper, so every reader refuses with the same words.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ox::detail {
+
+enum class FileKind { kMissing, kRegular, kFolder, kOther, kUnreachable };
+
+// What stat (following symbolic links) says of a path, never throwing for odd names.
+struct FileStatus {
+  FileKind kind = FileKind::kMissing;
+  // A predicate for messages "'PATH' <what>": "is a regular file", "is a folder", "is a FIFO
+  // (named pipe)", "is a character device", "does not exist", "has a name too long for this
+  // system", "cannot be resolved (a loop of symbolic links)", ...
+  std::string what;
+  uint64_t size = 0;  // bytes, for a regular file
+};
+FileStatus file_status(const std::string& path);
+
+// Throws ox::Error{Io} "[op] 'PATH' is a folder, not a regular file" (or "does not exist", "has
+// a name too long ...", "cannot be resolved (a loop of symbolic links)", ...) unless `path` is a
+// regular file (after following symbolic links). Uses stat, never open, so a FIFO cannot block
+// it. Returns the file's size in bytes, which readers use to bound the counts a header declares.
+std::uint64_t require_regular_file(const std::string& path, std::string_view op);
+
+// The same for a folder: Io "[op] 'PATH' is a regular file, not a folder", ...
+void require_folder(const std::string& path, std::string_view op);
+
+}  // namespace ox::detail
