@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -39,8 +40,10 @@ int hardware_threads() {
 void apply_thread_count(int n, const std::string& source) {
   const int cap = hardware_threads();
   if (n > cap) {
-    static std::atomic<int> warned{0};
-    if (warned.exchange(n) != n)
+    static std::mutex mutex;
+    static std::set<int> warned;  // the requests already reported
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (warned.insert(n).second)
       std::fprintf(stderr,
                    "oxmera: %s exceeds the %d hardware thread%s this process may use; using %d\n",
                    source.c_str(), cap, cap == 1 ? "" : "s", cap);
@@ -67,7 +70,9 @@ void remember_op(const char* op) {
 // raised itself (with the byte count) gains the op's name in front of the kernel's.
 template <class F>
 decltype(auto) guarded(const char* primitive, F&& f) {
-  const char* op = t_current_op[0] != '\0' ? t_current_op.data() : primitive;
+  // A copy: an op nested inside the primitive would rename the thread's current op.
+  const std::array<char, 48> current = t_current_op;
+  const char* op = current[0] != '\0' ? current.data() : primitive;
   try {
     return f();
   } catch (const std::bad_alloc&) {

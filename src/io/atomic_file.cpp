@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
@@ -40,7 +41,12 @@ std::string base_of(const std::string& path) {
 
 // ".<base>.tmp.": every temporary file of `path` starts so, followed by
 // "<pid>.<counter>.<ticks>" (temporary_name), which is how stale ones are recognized.
-std::string temporary_prefix(const std::string& path) { return "." + base_of(path) + ".tmp."; }
+std::string temporary_prefix(const std::string& path) {
+  std::string prefix = ".";  // appended, not "." + ...: GCC 12 warns (-Wrestrict) on that falsely
+  prefix += base_of(path);
+  prefix += ".tmp.";
+  return prefix;
+}
 
 // A name no other writer (thread or process) picks at the same time; O_EXCL settles the rest.
 std::string temporary_name(const std::string& path) {
@@ -100,14 +106,15 @@ void remove_stale_temporaries(const std::string& path) {
   }
 }
 
-// The target may be missing or a regular file (or a symbolic link to one: the link is then
-// replaced). Anything else would be replaced by the rename, or is a device whose contents are
-// not a file's: refused before anything is written.
-void require_replaceable(const std::string& path, std::string_view op) {
+// The target may be missing or a regular file. Anything else would be replaced by the rename, or is
+// a device whose contents are not a file's: refused before anything is written.
+// `given` is the path as the caller wrote it, named in the error when a link led elsewhere.
+void require_replaceable(const std::string& path, const std::string& given, std::string_view op) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return;  // missing (or unreachable: creating says why)
-  OX_CHECK(S_ISREG(info.st_mode), Io, op, "'", path, "' ", ox::detail::file_status(path).what,
-           ", not a regular file: refusing to replace it");
+  OX_CHECK(S_ISREG(info.st_mode), Io, op, "'", given, "' ",
+           given == path ? "" : "links to '" + path + "', which ",
+           ox::detail::file_status(path).what, ", not a regular file: refusing to replace it");
 }
 
 // Removes the temporary file unless released, so every early exit cleans up.
@@ -151,10 +158,22 @@ void write_all(int fd, const void* data, size_t size, const std::string& path,
   }
 }
 
-void write_file_atomically(const std::string& path,
+// A save through a symbolic link replaces the file the link names (as torch.save, which opens
+// the path, writes through it); the link stays. A dangling link or a loop is saved as the link.
+std::string through_links(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return path;
+  std::error_code error;
+  const std::filesystem::path target = std::filesystem::canonical(path, error);
+  return error ? path : target.string();
+}
+
+void write_file_atomically(const std::string& link_or_path,
                            const std::function<void(int fd)>& write_contents, std::string_view op) {
-  OX_CHECK(!path.empty() && path.back() != '/', Value, op, "'", path, "' is not a file path");
-  require_replaceable(path, op);
+  OX_CHECK(!link_or_path.empty() && link_or_path.back() != '/', Value, op, "'", link_or_path,
+           "' is not a file path");
+  const std::string path = through_links(link_or_path);
+  require_replaceable(path, link_or_path, op);
   remove_stale_temporaries(path);
   int fd = -1;
   std::string name;
@@ -169,7 +188,8 @@ void write_file_atomically(const std::string& path,
   write_contents(temporary.fd());
   if (::fsync(temporary.fd()) != 0) fail_os(op, "fsync", path, errno);
   if (temporary.close() != 0) fail_os(op, "close", path, errno);
-  require_replaceable(path, op);  // again: it may have changed while the contents were written
+  require_replaceable(path, link_or_path,
+                      op);  // again: it may have changed while the contents were written
   if (::rename(temporary.name().c_str(), path.c_str()) != 0)
     fail_os(op, "rename onto", path, errno);
   temporary.release();

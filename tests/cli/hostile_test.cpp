@@ -21,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -105,8 +106,17 @@ CliResult run_oxmera(const std::vector<std::string>& args, const fs::path& dir,
     result.out.append(buffer, size_t(n));
   }
   close(out_pipe[0]);
+  // The output can end before the process does (it closed stdout): the deadline still holds.
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      result.timed_out = true;
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   std::ifstream err_file(err_path);
   std::ostringstream err;

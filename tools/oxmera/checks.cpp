@@ -28,9 +28,10 @@ using ox::detail::FileKind;
 // take a prefix ("12abc") and CLI11 would take hex, octal and saturated values.
 template <class T>
 bool parse_whole(std::string_view text, T& out) {
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty() || !(text.front() == '-' || (text.front() >= '0' && text.front() <= '9')))
-    return false;
+  const bool plus = !text.empty() && text.front() == '+';
+  if (plus) text.remove_prefix(1);
+  const bool digit_first = !text.empty() && text.front() >= '0' && text.front() <= '9';
+  if (!digit_first && (plus || text.empty() || text.front() != '-')) return false;  // "+-5"
   const char* end = text.data() + text.size();
   const auto [ptr, error] = std::from_chars(text.data(), end, out);
   return error == std::errc() && ptr == end;
@@ -101,13 +102,16 @@ CLI::Option* add_real_option(CLI::App* cmd, const std::string& name, double& tar
                              double exclusive_min, double max, const std::string& help) {
   const auto store = [&target, name, exclusive_min, max](const std::string& text) {
     std::string_view digits = text;
-    if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+    const bool plus = !digits.empty() && digits.front() == '+';
+    if (plus) digits.remove_prefix(1);
     double value = 0;
     const char* end = digits.data() + digits.size();
     const auto [ptr, error] = std::from_chars(digits.data(), end, value);
     // Subnormals are refused too: they hold fewer digits than were written.
-    const bool exact = !digits.empty() && digits.front() != '-' + 1 && error == std::errc() &&
-                       ptr == end && std::isfinite(value) && (value == 0 || std::isnormal(value));
+    const bool signed_twice =
+        plus && !digits.empty() && (digits.front() == '-' || digits.front() == '+');
+    const bool exact = !digits.empty() && !signed_twice && error == std::errc() && ptr == end &&
+                       std::isfinite(value) && (value == 0 || std::isnormal(value));
     if (!exact || !(value > exclusive_min && value <= max))
       throw CLI::ValidationError(name, "'" + text + "' is not a finite number in (" +
                                            compact(exclusive_min) + ", " + compact(max) + "]");

@@ -56,7 +56,7 @@ void arithmetic(BinaryOp op, const StridedArray& d, const StridedArray& a, const
   using C = compute_t<T>;
   constexpr bool kInt = std::is_integral_v<C>;
   // An integer alpha wraps into T as PyTorch's does (u8 alpha -2 is 254: x - 254 y = x + 2 y
-  // mod 256); convert<C> would saturate it to 0.
+  // mod 256), through i64 so that alphas beyond i32 wrap too.
   const C al = kInt ? static_cast<C>(convert<int64_t>(alpha)) : convert<C>(alpha);
   switch (op) {
     case BinaryOp::Add:

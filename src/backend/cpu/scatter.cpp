@@ -39,30 +39,24 @@ struct ProdOp {
       d = convert<T>(compute_t<T>(d) * compute_t<T>(s));
   }
 };
-struct AmaxOp {
+// amax (IsMax) and amin: a NaN coming in wins; a NaN already in d stays, as nothing compares
+// past it.
+template <bool IsMax>
+struct ExtremeOp {
   template <class T>
   static void apply(T& d, T s) {
     using C = compute_t<T>;
     const C a = C(d), b = C(s);
+    const bool beyond = IsMax ? b > a : b < a;
     if constexpr (std::is_floating_point_v<C>) {
-      if (b != b || b > a) d = s;  // a NaN already in d stays: nothing compares above it
+      if (b != b || beyond) d = s;
     } else {
-      if (b > a) d = s;
+      if (beyond) d = s;
     }
   }
 };
-struct AminOp {
-  template <class T>
-  static void apply(T& d, T s) {
-    using C = compute_t<T>;
-    const C a = C(d), b = C(s);
-    if constexpr (std::is_floating_point_v<C>) {
-      if (b != b || b < a) d = s;
-    } else {
-      if (b < a) d = s;
-    }
-  }
-};
+using AmaxOp = ExtremeOp<true>;
+using AminOp = ExtremeOp<false>;
 
 // Applies the updates of one stretch: dst, src and the indices are operands 0, 1, 2... of the
 // walk, and `shift` moves each operand's base (the position along the other group of dims).
