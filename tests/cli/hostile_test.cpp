@@ -24,115 +24,26 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli_run.h"
+#include "data/data_test_util.h"
+
 namespace {
+
+using oxtest::gzip;
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int code = -1;  // the exit status, or minus the signal that ended the process
-  bool timed_out = false;
-  std::string out, err;
-};
-
-std::string describe(const CliResult& r) {
-  return "exit " + std::to_string(r.code) + (r.timed_out ? " (killed at the deadline)" : "") +
-         "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
+using oxtest::CliOptions;
+using oxtest::CliResult;
+using oxtest::describe;
+using oxtest::run_oxmera;
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Runs `oxmera ARGS...` in `dir`, stdin from /dev/null, killing it after `deadline_s` (a hang
-// becomes a failure). `memory_limit` > 0 sets RLIMIT_AS for the child.
-CliResult run_oxmera(const std::vector<std::string>& args, const fs::path& dir,
-                     int deadline_s = 120, rlim_t memory_limit = 0) {
-  const std::string err_path = (dir / "stderr.txt").string();
-  int out_pipe[2];
-  if (pipe(out_pipe) != 0) {
-    ADD_FAILURE() << "pipe: " << std::strerror(errno);
-    return {};
-  }
-  // Everything the child needs is made before fork: it only calls async-signal-safe functions.
-  std::string program = OXMERA_CLI_PATH;
-  std::vector<std::string> copies = args;
-  std::vector<char*> argv = {program.data()};
-  for (std::string& a : copies) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string dir_name = dir.string();
-  const struct rlimit limit = {memory_limit, memory_limit};
-  // Under a memory limit, one BLAS and OpenMP thread: their per-thread buffers, reserved at
-  // start-up, would otherwise grow with the machine's core count.
-  std::vector<std::string> env_strings = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  if (memory_limit > 0)
-    for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int in_fd = open("/dev/null", O_RDONLY);
-    dup2(in_fd, STDIN_FILENO);
-    dup2(out_pipe[1], STDOUT_FILENO);
-    const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(err_fd, STDERR_FILENO);
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    if (chdir(dir_name.c_str()) != 0) _exit(126);
-    if (memory_limit > 0 && setrlimit(RLIMIT_AS, &limit) != 0) _exit(125);
-    execve(program.c_str(), argv.data(), envp.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  CliResult result;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(deadline_s);
-  char buffer[4096];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) {
-      result.timed_out = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    struct pollfd fd = {out_pipe[0], POLLIN, 0};
-    const int ready = poll(&fd, 1, int(std::min<int64_t>(left, 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    const ssize_t n = read(out_pipe[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    result.out.append(buffer, size_t(n));
-  }
-  close(out_pipe[0]);
-  // The output can end before the process does (it closed stdout): the deadline still holds.
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      result.timed_out = true;
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  std::ifstream err_file(err_path);
-  std::ostringstream err;
-  err << err_file.rdbuf();
-  result.err = err.str();
-  return result;
-}
-
-std::string be32(uint32_t v) {
-  return {char(v >> 24), char((v >> 16) & 0xFF), char((v >> 8) & 0xFF), char(v & 0xFF)};
-}
-
 std::string idx_u8(const std::vector<uint32_t>& dims, const std::string& payload) {
-  std::string out{0, 0, 8, char(dims.size())};
-  for (uint32_t d : dims) out += be32(d);
-  return out + payload;
+  return oxtest::idx_header(8, dims) + payload;
 }
 
 void write_file(const fs::path& path, const std::string& bytes) {
@@ -143,20 +54,6 @@ void write_file(const fs::path& path, const std::string& bytes) {
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string gzip(const std::string& bytes) {
-  z_stream s{};
-  EXPECT_EQ(deflateInit2(&s, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&s, uLong(bytes.size())) + 64, '\0');
-  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  s.avail_in = uInt(bytes.size());
-  s.next_out = reinterpret_cast<Bytef*>(out.data());
-  s.avail_out = uInt(out.size());
-  EXPECT_EQ(deflate(&s, Z_FINISH), Z_STREAM_END);
-  out.resize(s.total_out);
-  deflateEnd(&s);
-  return out;
 }
 
 // Tiny MNIST-layout data: `train` and `test` images of side x side pixels (a pattern that
@@ -215,11 +112,11 @@ class Hostile : public ::testing::Test {
     if (!fs::exists(dir_ / "data")) write_image_data(dir_ / "data", {});
     return path("data");
   }
-  CliResult oxmera(std::vector<std::string> args, int deadline_s = 120) {
-    return run_oxmera(args, dir_, deadline_s);
+  CliResult oxmera(std::vector<std::string> args, int deadline_s = 300) {
+    return run_oxmera(args, dir_, {.deadline_s = deadline_s});
   }
   // `oxmera train --threads 1 [--recipe mlp --data <tiny>] ARGS...`.
-  CliResult train(std::vector<std::string> args, int deadline_s = 120) {
+  CliResult train(std::vector<std::string> args, int deadline_s = 300) {
     std::vector<std::string> all = {"train"};
     const auto given = [&](const char* flag) {
       return std::find(args.begin(), args.end(), flag) != args.end();
@@ -231,7 +128,7 @@ class Hostile : public ::testing::Test {
     if (!given("--recipe") && !given("--resume") && !given("--data"))
       all.insert(all.end(), {"--data", data()});
     all.insert(all.end(), args.begin(), args.end());
-    return run_oxmera(all, dir_, deadline_s);
+    return run_oxmera(all, dir_, {.deadline_s = deadline_s});
   }
   std::string fifo(const std::string& name) {
     const std::string p = path(name);
@@ -307,8 +204,8 @@ TEST_F(Hostile, GzipBombUnderAMemoryLimitEndsWithAnError) {
   fs::remove(dir_ / "bomb" / "train-images-idx3-ubyte");
   write_file(dir_ / "bomb" / "train-images-idx3-ubyte.gz", bomb);
   const CliResult r =
-      run_oxmera({"train", "--threads", "1", "--recipe", "mlp", "--data", path("bomb")}, dir_, 120,
-                 rlim_t(1) << 30);
+      run_oxmera({"train", "--threads", "1", "--recipe", "mlp", "--data", path("bomb")}, dir_,
+                 {.memory_limit = rlim_t(1) << 30});
   EXPECT_EQ(r.code, 1) << describe(r);
   EXPECT_TRUE(has(r.err, "OutOfMemory error")) << describe(r);
 }
@@ -317,17 +214,17 @@ TEST_F(Hostile, GzipBombUnderAMemoryLimitEndsWithAnError) {
 
 TEST_F(Hostile, FifosAreRefusedWithoutBlocking) {
   const std::string f = fifo("pipe");
-  EXPECT_REFUSED(train({"--resume", f}, 30), "--resume", "is a FIFO (named pipe)");
-  EXPECT_REFUSED(train({"--recipe", "chargpt", "--text", f}, 30), "--text", "FIFO");
-  EXPECT_REFUSED(oxmera({"dashboard", f}, 30), "FIFO");
-  EXPECT_REFUSED(oxmera({"dashboard", "--text", f}, 30), "FIFO");
-  EXPECT_REFUSED(train({"--log", f}, 30), "--log", "FIFO");
-  EXPECT_REFUSED(train({"--save", f}, 30), "--save", "FIFO");
+  EXPECT_REFUSED(train({"--resume", f}, 60), "--resume", "is a FIFO (named pipe)");
+  EXPECT_REFUSED(train({"--recipe", "chargpt", "--text", f}, 60), "--text", "FIFO");
+  EXPECT_REFUSED(oxmera({"dashboard", f}, 60), "FIFO");
+  EXPECT_REFUSED(oxmera({"dashboard", "--text", f}, 60), "FIFO");
+  EXPECT_REFUSED(train({"--log", f}, 60), "--log", "FIFO");
+  EXPECT_REFUSED(train({"--save", f}, 60), "--save", "FIFO");
   // A FIFO in the place of an IDX file of --data.
   write_image_data(dir_ / "fifo-data", {});
   fs::remove(dir_ / "fifo-data" / "train-labels-idx1-ubyte");
   ASSERT_EQ(mkfifo((dir_ / "fifo-data" / "train-labels-idx1-ubyte").c_str(), 0600), 0);
-  EXPECT_REFUSED(train({"--data", path("fifo-data")}, 30), "train-labels-idx1-ubyte", "FIFO");
+  EXPECT_REFUSED(train({"--data", path("fifo-data")}, 60), "train-labels-idx1-ubyte", "FIFO");
 }
 
 TEST_F(Hostile, InspectOfAFifoIsRefusedWithoutBlocking) {

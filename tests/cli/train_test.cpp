@@ -20,68 +20,20 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  // The exit status, or minus the signal that killed the process.
-  int code = -1;
-  std::string out, err;
-};
+using oxtest::CliResult;
+using oxtest::describe;
 
-// Runs `oxmera ARGS...` in `dir`. `on_output`, when given, sees stdout as it grows and the
-// process id (to signal it); it is called until it returns true.
+// Runs `oxmera ARGS...` in `dir`; `on_output`, when given, sees stdout as it grows and the
+// process id (to signal it) until it returns true.
 CliResult run_cli(const std::vector<std::string>& args, const fs::path& dir,
                   const std::function<bool(const std::string&, pid_t)>& on_output = {}) {
-  const fs::path err_path = dir / "stderr.txt";
-  int out_pipe[2];
-  if (pipe(out_pipe) != 0) {
-    ADD_FAILURE() << "pipe: " << std::strerror(errno);
-    return {};
-  }
-  // Everything the child needs is made before fork: between fork and exec it only calls
-  // async-signal-safe functions (the test process may have other threads).
-  std::string program = OXMERA_CLI_PATH;
-  std::vector<std::string> copies = args;
-  std::vector<char*> argv;
-  argv.push_back(program.data());
-  for (std::string& a : copies) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string err_file_name = err_path.string(), dir_name = dir.string();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out_pipe[1], STDOUT_FILENO);
-    const int err_fd = open(err_file_name.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(err_fd, STDERR_FILENO);
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    if (chdir(dir_name.c_str()) != 0) _exit(126);
-    execv(program.c_str(), argv.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  CliResult result;
-  bool watching = bool(on_output);
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(out_pipe[0], buffer, sizeof buffer)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    result.out.append(buffer, size_t(n));
-    if (watching && on_output(result.out, pid)) watching = false;
-  }
-  close(out_pipe[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  std::ifstream err_file(err_path);
-  std::ostringstream err;
-  err << err_file.rdbuf();
-  result.err = err.str();
-  return result;
+  return oxtest::run_oxmera(args, dir, {.on_output = on_output});
 }
 
 bool has_fashion_mnist() {
@@ -119,10 +71,6 @@ class TrainCli : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   fs::path dir_;
 };
-
-std::string describe(const CliResult& r) {
-  return "exit " + std::to_string(r.code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
 
 // The bytes of each "model." tensor of a checkpoint, by name.
 std::map<std::string, std::vector<uint8_t>> model_bytes(const std::string& file) {
