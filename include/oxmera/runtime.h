@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "oxmera/core/device.h"
+
 namespace ox {
 
 // Threads for intra-op parallelism on the CPU (OpenMP and BLAS). Results do not depend on it.
@@ -32,6 +34,15 @@ std::string simd_target();
 // Runs the CPU kernels at `name`, one of simd_targets() ("" for the best): to compare targets
 // or to check the portable path. Not while kernels run on other threads.
 void set_simd_target(const std::string& name);
+
+// Waits until every op called so far on `device` has finished, and raises the first error a
+// kernel found there since the last synchronizing call (an index out of range: ErrorKind
+// Index, naming the op and the value). Ops on a GPU run asynchronously and report such errors
+// here or at the next copy to the host (item(), to_vector(), cpu()); CPU ops finish, and raise,
+// before they return.
+void synchronize(Device device);
+// Every device of every backend.
+void synchronize();
 
 // Returns memory cached by the allocators to the system.
 void empty_cache();

@@ -1,7 +1,14 @@
 // Gradients through views: a view's gradient goes back to the elements of the base it reads.
-// Reshapes, permutes, expands and flips have direct rules; any other layout maps each view
-// element to its base element through an index tensor and adds the gradients there
-// (index_add), which also sums elements read more than once.
+// Reshapes, permutes, expands and flips have direct rules. A view that reads each base element
+// at most once (narrow, select, slice, chunk, split, diagonal, ...) gets zeros of the base's
+// shape with the gradient copied into the same view of them. Any other layout (unfold's
+// overlapping windows, as_strided) maps each view element to its base element through an index
+// tensor and adds the gradients there (index_add), which sums elements read more than once.
+// None of these reads a value back to the host.
+
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "autograd/record.h"
 #include "oxmera/indexing.h"
@@ -11,15 +18,35 @@ namespace ox::autograd {
 
 namespace {
 
+// Whether no two elements of the layout share an address, by a sufficient test: with the dims
+// ordered by stride, each stride steps past everything the smaller dims reach (PyTorch's
+// as_strided backward uses the same). Views that fail it may still be injective; they take
+// the general path, which is right for any layout.
+bool reads_each_element_once(const Layout& l) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // |stride|, size
+  for (size_t i = 0; i < l.shape.size(); ++i) {
+    if (l.shape[i] == 0) return true;
+    if (l.shape[i] > 1)
+      dims.emplace_back(l.strides[i] < 0 ? -l.strides[i] : l.strides[i], l.shape[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;  // the largest offset the dims so far reach
+  for (const auto& [stride, size] : dims) {
+    if (stride <= reach) return false;
+    reach += stride * (size - 1);
+  }
+  return true;
+}
+
 // grad of base from grad of view, where positions[v] is the base's logical index (row-major)
-// of view element v, or -1 for none.
-Tensor scatter_back(const Tensor& g, const Tensor& positions, const Shape& base_shape) {
-  const Tensor flat_positions = positions.reshape({-1});
+// of view element v, or -1 for none (`may_miss`: some may be).
+Tensor scatter_back(const Tensor& g, const Tensor& positions, const Shape& base_shape,
+                    bool may_miss) {
+  Tensor index = positions.reshape({-1});
   Tensor flat_g = g.reshape({-1});
-  const Tensor outside = ox::lt(flat_positions, 0);
-  Tensor index = flat_positions;
-  if (ox::any(outside).item<bool>()) {
-    index = ox::where(outside, 0, flat_positions);
+  if (may_miss) {
+    const Tensor outside = ox::lt(index, 0);
+    index = ox::where(outside, 0, index);
     flat_g = ox::where(outside, 0, flat_g);
   }
   const Tensor zeros = ox::zeros({checked_numel(base_shape, "view backward")},
@@ -60,13 +87,19 @@ Tensor record_view(const Tensor& base, Tensor view, const char* name, ViewKind k
       break;
     case ViewKind::General:
       vjp = [base_shape, same_view](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
+        Tensor grad = ox::zeros(base_shape, {.dtype = g[0].dtype(), .device = g[0].device()});
+        const Layout view = same_view(grad.layout());
+        if (reads_each_element_once(view)) {
+          grad.as_strided(view.shape, view.strides, view.offset).copy_(g[0]);
+          return std::vector<Tensor>{grad};
+        }
         // The same view of a tensor holding each base element's logical index.
         const Tensor index =
             ox::arange(checked_numel(base_shape, "view backward"), {.device = g[0].device()})
                 .reshape(base_shape);
         const Tensor positions = Tensor(std::make_shared<TensorImpl>(
             index.storage(), same_view(index.layout()), index.dtype()));
-        return std::vector<Tensor>{scatter_back(g[0], positions, base_shape)};
+        return std::vector<Tensor>{scatter_back(g[0], positions, base_shape, false)};
       };
       break;
   }
@@ -105,7 +138,7 @@ Tensor record_as_strided(const Tensor& base, Tensor view) {
          [=](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
            const Tensor positions =
                positions_in(base_layout, view_layout, storage_elems, g[0].device());
-           return std::vector<Tensor>{scatter_back(g[0], positions, base_shape)};
+           return std::vector<Tensor>{scatter_back(g[0], positions, base_shape, true)};
          });
   return view;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/allocator.h"
+#include "backend/kernel_check.h"
 #include "core/philox.h"
 #include "oxmera/core/device.h"
 #include "oxmera/core/dtype.h"
@@ -197,21 +198,14 @@ struct PoolParams {
 // ---- Indexing (see Backend::gather and Backend::scatter) -----------------------------------
 // One index array of a gather or scatter. At element i of the iteration, the indexed array's
 // address moves by index[i] * stride elements. index[i] must lie in [0, size), or in
-// [-size, size) when `wrap` is set (a negative counts from the end, as in Python).
+// [-size, size) when `wrap` is set (a negative counts from the end, as in Python); a value
+// outside is reported to `site` (kernel_check.h) with its position and `size` as the bound.
 struct IndexOperand {
   StridedArray index;  // i64 or i32, of the iteration shape (stride 0 where it broadcasts)
   int64_t size = 0;    // extent of the indexed dim
   int64_t stride = 0;  // stride of the indexed dim in the indexed array, in elements
   bool wrap = false;
-};
-// What an indexing primitive found when it checked every index, before writing anything:
-// ok, or the first operand holding a value out of range (in operand order, then row-major),
-// that value as given and the operand's size. Nothing is written unless ok.
-struct IndexCheck {
-  bool ok = true;
-  int64_t operand = -1;
-  int64_t value = 0;
-  int64_t size = 0;
+  CheckSite site = -1;
 };
 enum class ScatterReduce : uint8_t {
   Assign,  // the last update wins
@@ -262,6 +256,10 @@ class Backend {
   virtual BackendInfo info() const = 0;
   virtual int device_count() const = 0;
   virtual Allocator& allocator(int device_index) = 0;
+  // Returns when every primitive called so far on the device has finished, and raises the
+  // first check a kernel failed there since the last synchronizing call (kernel_check.h). A
+  // copy to the host synchronizes likewise: it returns when the host data is valid.
+  virtual void synchronize(int device_index) = 0;
 
   // dst[i] = convert(src[i]) for arrays of one shape, any strides and dtypes. A copy between
   // this backend's device and the CPU is this backend's job.
@@ -273,9 +271,11 @@ class Backend {
   virtual void linspace(const StridedArray& dst, double start, double end) = 0;
   // Contiguous dst; element i (row-major) reads the Philox words philox.h assigns it.
   virtual void random(const StridedArray& dst, const RandomSpec& spec) = 0;
-  // Contiguous dst of the same shape as contiguous p: 1 where uniform < p, else 0.
+  // Contiguous dst: 1 where uniform < p, else 0, for contiguous floating p of dst's shape or of
+  // one element (every draw's probability). A p outside [0, 1] (or NaN) is reported to `site`
+  // (position: its row-major index).
   virtual void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed,
-                         uint64_t first_block) = 0;
+                         uint64_t first_block, CheckSite site) = 0;
   // Contiguous 1-d i64/i32/... dst: a Fisher-Yates shuffle of 0..n-1 (philox::bits64).
   virtual void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block) = 0;
 
@@ -341,12 +341,12 @@ class Backend {
   // loss (0 where target == ignore_index) into loss [rows]; class weights [classes] or null;
   // label smoothing spreads `smoothing` of the target mass uniformly. row_weight [rows] gets
   // each row's target weight (1 without class weights, 0 for ignored rows): the denominator of
-  // a mean. Returns the first row whose target
-  // is outside [0, classes) and not ignore_index, or -1 when all are valid (nothing written).
-  virtual int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                                const StridedArray& logits, const StridedArray& target,
-                                const StridedArray& weight, int64_t ignore_index,
-                                double smoothing) = 0;
+  // a mean. A target outside [0, classes) that is not ignore_index is reported to `site`
+  // (value: the target, position: its row, bound: classes); the outputs are then unspecified.
+  virtual void cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
+                             const StridedArray& logits, const StridedArray& target,
+                             const StridedArray& weight, int64_t ignore_index, double smoothing,
+                             CheckSite site) = 0;
   // d(loss_row)/d(logits) * grad_loss[row] into grad_logits [rows, classes].
   virtual void cross_entropy_backward(const StridedArray& grad_logits,
                                       const StridedArray& grad_loss, const StridedArray& logits,
@@ -377,27 +377,29 @@ class Backend {
                       const StridedArray& src, const PoolParams& p) = 0;
   // Contiguous grad_src [N, C, H, W] (overwritten) from grad_dst [N, C, Ho, Wo]: Max scatters
   // through indices (any strides; -1 skipped), Avg and AdaptiveAvg spread each gradient over
-  // its window, plane by plane in a fixed order. Returns the first row-major position of
-  // indices holding a value outside [-1, H * W) (those are skipped), or -1 when all are valid.
-  virtual int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src,
-                                  const StridedArray& grad_dst, const StridedArray& indices,
-                                  const PoolParams& p) = 0;
+  // its window, plane by plane in a fixed order. An index outside [-1, H * W) is skipped and
+  // reported to `site` (value, row-major position in indices, bound H * W).
+  virtual void pool2d_backward(PoolOp op, const StridedArray& grad_src,
+                               const StridedArray& grad_dst, const StridedArray& indices,
+                               const PoolParams& p, CheckSite site) = 0;
 
   // ---- Indexing (cpu/index.cpp) --------------------------------------------------------------
   // The iteration runs over dst's shape: dst[i] = src[i + sum_k indices[k].index[i] *
   // indices[k].stride]. src is the indexed array restrided to dst's shape (stride 0 along the
   // dims the indices drive); any dtype, dst's. The index arrays share one dtype (i64 or i32).
-  // Checks every index first (IndexCheck); an empty iteration checks nothing.
-  virtual IndexCheck gather(const StridedArray& dst, const StridedArray& src,
-                            const std::vector<IndexOperand>& indices) = 0;
+  // Every index is checked (IndexOperand); on a failure nothing is written (CPU) or dst is
+  // unspecified (a device, which raises at the next synchronizing call). An empty iteration
+  // checks nothing.
+  virtual void gather(const StridedArray& dst, const StridedArray& src,
+                      const std::vector<IndexOperand>& indices) = 0;
   // The adjoint, over src's shape: dst[i + sum_k index_k[i] * stride_k] = reduce(that, src[i]).
   // dst is the destination restrided to src's shape (stride 0 along the indexed dims), of src's
   // dtype. The op layer guarantees that the destination has no internal overlap and that
   // neither src nor the indices overlap it. Updates meeting at one element are applied in
   // row-major order of the iteration, so the result does not depend on the thread count.
-  // Checks every index first, as gather.
-  virtual IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
-                             const std::vector<IndexOperand>& indices, ScatterReduce reduce) = 0;
+  // Checks every index, as gather.
+  virtual void scatter(const StridedArray& dst, const StridedArray& src,
+                       const std::vector<IndexOperand>& indices, ScatterReduce reduce) = 0;
   // Coordinates of the elements of src (any dtype and strides) that are not zero (NaN is not
   // zero), in row-major order, into contiguous i64 dst [n, src.ndim]; n is their count (the op
   // layer counts them with reduce CountNonzero).

@@ -15,9 +15,11 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/forwarding_backend.h"
 #include "oxmera/core/error.h"
 
 namespace ox {
@@ -85,188 +87,35 @@ decltype(auto) guarded(const char* primitive, F&& f) {
   }
 }
 
-// Every registered backend is wrapped in this: each primitive forwards through guarded().
-class GuardedBackend final : public Backend {
- public:
-  explicit GuardedBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
-
-  DeviceType device_type() const override { return inner_->device_type(); }
-  BackendInfo info() const override { return inner_->info(); }
-  int device_count() const override { return inner_->device_count(); }
-  Allocator& allocator(int device_index) override { return inner_->allocator(device_index); }
-
-  void copy(const StridedArray& dst, const StridedArray& src) override {
-    guarded("copy", [&] { inner_->copy(dst, src); });
+// Every registered backend is wrapped in one of these.
+struct Guard {
+  template <class F>
+  decltype(auto) operator()(const char* primitive, F&& f) const {
+    return guarded(primitive, std::forward<F>(f));
   }
-  void fill(const StridedArray& dst, const Scalar& value) override {
-    guarded("fill", [&] { inner_->fill(dst, value); });
-  }
-  void arange(const StridedArray& dst, const Scalar& start, const Scalar& step) override {
-    guarded("arange", [&] { inner_->arange(dst, start, step); });
-  }
-  void linspace(const StridedArray& dst, double start, double end) override {
-    guarded("linspace", [&] { inner_->linspace(dst, start, end); });
-  }
-  void random(const StridedArray& dst, const RandomSpec& spec) override {
-    guarded("random", [&] { inner_->random(dst, spec); });
-  }
-  void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed,
-                 uint64_t first_block) override {
-    guarded("bernoulli", [&] { inner_->bernoulli(dst, p, seed, first_block); });
-  }
-  void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block) override {
-    guarded("randperm", [&] { inner_->randperm(dst, seed, first_block); });
-  }
-  void reduce(ReduceOp op, const StridedArray& dst, const StridedArray& src,
-              const ReduceParams& params) override {
-    guarded("reduce", [&] { inner_->reduce(op, dst, src, params); });
-  }
-  void scan(ScanOp op, const StridedArray& dst, const StridedArray& src,
-            const StridedArray* indices) override {
-    guarded("scan", [&] { inner_->scan(op, dst, src, indices); });
-  }
-  void unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
-             const UnaryParams& params) override {
-    guarded("unary", [&] { inner_->unary(op, dst, src, params); });
-  }
-  void binary(BinaryOp op, const StridedArray& dst, const StridedArray& a, const StridedArray& b,
-              double alpha) override {
-    guarded("binary", [&] { inner_->binary(op, dst, a, b, alpha); });
-  }
-  void matmul(const StridedArray& dst, const StridedArray& a, const StridedArray& b,
-              const Scalar& alpha, const Scalar& beta) override {
-    guarded("matmul", [&] { inner_->matmul(dst, a, b, alpha, beta); });
-  }
-  void where(const StridedArray& dst, const StridedArray& cond, const StridedArray& a,
-             const StridedArray& b) override {
-    guarded("where", [&] { inner_->where(dst, cond, a, b); });
-  }
-  void softmax(const StridedArray& dst, const StridedArray& src, bool log) override {
-    guarded("softmax", [&] { inner_->softmax(dst, src, log); });
-  }
-  void softmax_backward(const StridedArray& grad_in, const StridedArray& grad_out,
-                        const StridedArray& y, bool log) override {
-    guarded("softmax_backward", [&] { inner_->softmax_backward(grad_in, grad_out, y, log); });
-  }
-  void layer_norm(const StridedArray& dst, const StridedArray& mean, const StridedArray& rstd,
-                  const StridedArray& src, const StridedArray& weight, const StridedArray& bias,
-                  double eps, bool rms) override {
-    guarded("layer_norm",
-            [&] { inner_->layer_norm(dst, mean, rstd, src, weight, bias, eps, rms); });
-  }
-  void layer_norm_backward(const StridedArray& grad_in, const StridedArray& grad_weight,
-                           const StridedArray& grad_bias, const StridedArray& grad_out,
-                           const StridedArray& src, const StridedArray& mean,
-                           const StridedArray& rstd, const StridedArray& weight,
-                           bool rms) override {
-    guarded("layer_norm_backward", [&] {
-      inner_->layer_norm_backward(grad_in, grad_weight, grad_bias, grad_out, src, mean, rstd,
-                                  weight, rms);
-    });
-  }
-  int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                        const StridedArray& logits, const StridedArray& target,
-                        const StridedArray& weight, int64_t ignore_index,
-                        double smoothing) override {
-    return guarded("cross_entropy", [&] {
-      return inner_->cross_entropy(loss, row_weight, logits, target, weight, ignore_index,
-                                   smoothing);
-    });
-  }
-  void cross_entropy_backward(const StridedArray& grad_logits, const StridedArray& grad_loss,
-                              const StridedArray& logits, const StridedArray& target,
-                              const StridedArray& weight, int64_t ignore_index,
-                              double smoothing) override {
-    guarded("cross_entropy_backward", [&] {
-      inner_->cross_entropy_backward(grad_logits, grad_loss, logits, target, weight, ignore_index,
-                                     smoothing);
-    });
-  }
-  void im2col(const StridedArray& dst, const StridedArray& src, const Window2d& w) override {
-    guarded("im2col", [&] { inner_->im2col(dst, src, w); });
-  }
-  void col2im(const StridedArray& dst, const StridedArray& src, const Window2d& w) override {
-    guarded("col2im", [&] { inner_->col2im(dst, src, w); });
-  }
-  void depthwise_conv2d(DepthwiseOp op, const StridedArray& dst, const StridedArray& a,
-                        const StridedArray& b, const StridedArray& bias,
-                        const Window2d& w) override {
-    guarded("depthwise_conv2d", [&] { inner_->depthwise_conv2d(op, dst, a, b, bias, w); });
-  }
-  void pool2d(PoolOp op, const StridedArray& dst, const StridedArray& indices,
-              const StridedArray& src, const PoolParams& p) override {
-    guarded("pool2d", [&] { inner_->pool2d(op, dst, indices, src, p); });
-  }
-  int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
-                          const StridedArray& indices, const PoolParams& p) override {
-    return guarded("pool2d_backward",
-                   [&] { return inner_->pool2d_backward(op, grad_src, grad_dst, indices, p); });
-  }
-  IndexCheck gather(const StridedArray& dst, const StridedArray& src,
-                    const std::vector<IndexOperand>& indices) override {
-    return guarded("gather", [&] { return inner_->gather(dst, src, indices); });
-  }
-  IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
-                     const std::vector<IndexOperand>& indices, ScatterReduce reduce) override {
-    return guarded("scatter", [&] { return inner_->scatter(dst, src, indices, reduce); });
-  }
-  void nonzero(const StridedArray& dst, const StridedArray& src) override {
-    guarded("nonzero", [&] { inner_->nonzero(dst, src); });
-  }
-  void sort(const StridedArray& values, const StridedArray& indices, const StridedArray& src,
-            const SortParams& params) override {
-    guarded("sort", [&] { inner_->sort(values, indices, src, params); });
-  }
-  void optim_step(OptimStepKind kind, const StridedArray& param, const StridedArray& grad,
-                  const StridedArray& buf1, const StridedArray& buf2, const StridedArray& buf3,
-                  const OptimStepParams& params) override {
-    guarded("optim_step", [&] { inner_->optim_step(kind, param, grad, buf1, buf2, buf3, params); });
-  }
-  void cholesky(const StridedArray& a, const StridedArray& info, bool upper) override {
-    guarded("cholesky", [&] { inner_->cholesky(a, info, upper); });
-  }
-  void lu_factor(const StridedArray& a, const StridedArray& pivots,
-                 const StridedArray& info) override {
-    guarded("lu_factor", [&] { inner_->lu_factor(a, pivots, info); });
-  }
-  void triangular_solve(const StridedArray& a, const StridedArray& b, bool upper, bool transpose,
-                        bool unit_diagonal) override {
-    guarded("triangular_solve",
-            [&] { inner_->triangular_solve(a, b, upper, transpose, unit_diagonal); });
-  }
-  void lu_solve(const StridedArray& lu, const StridedArray& pivots, const StridedArray& b,
-                bool transpose) override {
-    guarded("lu_solve", [&] { inner_->lu_solve(lu, pivots, b, transpose); });
-  }
-  void geqrf(const StridedArray& a, const StridedArray& tau, const StridedArray& info) override {
-    guarded("geqrf", [&] { inner_->geqrf(a, tau, info); });
-  }
-  void orgqr(const StridedArray& q, const StridedArray& tau) override {
-    guarded("orgqr", [&] { inner_->orgqr(q, tau); });
-  }
-  void eigh(const StridedArray& a, const StridedArray& w, const StridedArray& info, bool vectors,
-            bool upper) override {
-    guarded("eigh", [&] { inner_->eigh(a, w, info, vectors, upper); });
-  }
-  void svd(const StridedArray& a, const StridedArray& u, const StridedArray& s,
-           const StridedArray& vh, const StridedArray& info, bool full_matrices) override {
-    guarded("svd", [&] { inner_->svd(a, u, s, vh, info, full_matrices); });
-  }
-
- private:
-  std::unique_ptr<Backend> inner_;
 };
+using GuardedBackend = ForwardingBackend<Guard>;
 
+// Every op looks its backend up, so the lookup is one atomic load, no lock. Backends are never
+// destroyed (tensors in static storage may outlive everything), so a registration that replaces
+// one keeps the old alive for callers that still hold it.
 struct Registry {
-  std::mutex mutex;
-  std::array<std::unique_ptr<Backend>, kNumDeviceTypes> backends;
+  std::array<std::atomic<Backend*>, kNumDeviceTypes> current{};
+  std::mutex mutex;                             // guards `owned`
+  std::vector<std::unique_ptr<Backend>> owned;  // every backend ever registered
+
+  void install(std::unique_ptr<Backend> backend) {
+    const std::lock_guard lock(mutex);
+    const auto type = static_cast<size_t>(backend->device_type());
+    owned.push_back(std::make_unique<GuardedBackend>(std::move(backend), Guard{}));
+    current[type].store(owned.back().get(), std::memory_order_release);
+  }
 };
 
 Registry& registry() {
   static Registry* r = [] {
-    auto* reg = new Registry();  // never destroyed: tensors in static storage may outlive it
-    reg->backends[static_cast<int>(DeviceType::CPU)] =
-        std::make_unique<GuardedBackend>(cpu::make_backend());
+    auto* reg = new Registry();  // never destroyed, as the backends
+    reg->install(cpu::make_backend());
     // OMP_NUM_THREADS may ask for more threads than the hardware has: capped as a request is.
     if (const int n = omp_get_max_threads(); n > hardware_threads())
       apply_thread_count(n, "OMP_NUM_THREADS=" + std::to_string(n));
@@ -278,17 +127,10 @@ Registry& registry() {
 }  // namespace
 
 Backend* find_backend(DeviceType type) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return r.backends[static_cast<int>(type)].get();
+  return registry().current[static_cast<size_t>(type)].load(std::memory_order_acquire);
 }
 
-void register_backend(std::unique_ptr<Backend> backend) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  const auto type = static_cast<int>(backend->device_type());
-  r.backends[type] = std::make_unique<GuardedBackend>(std::move(backend));
-}
+void register_backend(std::unique_ptr<Backend> backend) { registry().install(std::move(backend)); }
 
 Backend& backend_for(DeviceType type, const char* op) {
   remember_op(op);
@@ -330,6 +172,14 @@ void set_num_threads(int n) {
 int get_num_threads() {
   registry();  // applies the cap to a count that came from OMP_NUM_THREADS
   return omp_get_max_threads();
+}
+
+void synchronize(Device device) { backend_for(device, "synchronize").synchronize(device.index()); }
+
+void synchronize() {
+  for (int t = 0; t < kNumDeviceTypes; ++t)
+    if (Backend* b = find_backend(static_cast<DeviceType>(t)))
+      for (int d = 0; d < b->device_count(); ++d) b->synchronize(d);
 }
 
 void empty_cache() {

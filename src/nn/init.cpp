@@ -163,7 +163,7 @@ Tensor orthogonal_(const Tensor& tensor, double gain, Generator* gen) {
     const double norm = std::sqrt(column_dot(j, j));
     for (int64_t r = 0; r < m; ++r) a[r * n + j] /= norm;
   }
-  Tensor q = ox::tensor(a, {m, n}) * gain;
+  Tensor q = ox::tensor(a, {m, n}, {.device = Device::cpu()}) * gain;
   if (wide) q = q.t();
   return assign(tensor, q.reshape(tensor.shape()).to(tensor.device()));
 }

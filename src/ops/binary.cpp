@@ -58,7 +58,8 @@ Plan plan_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, 
 
 // The operands as tensors of the compute dtype on `device`.
 Tensor operand(const TensorOrScalar& x, DType dtype, Device device) {
-  return x.is_scalar() ? ops::scalar_operand(x.scalar(), dtype, device) : x.tensor().to(dtype);
+  return x.is_scalar() ? ops::scalar_operand(x.scalar(), dtype, device)
+                       : ops::operand_on(x.tensor(), dtype, device);
 }
 
 Device device_of(const TensorOrScalar& a, const TensorOrScalar& b, const char* name) {
@@ -67,7 +68,7 @@ Device device_of(const TensorOrScalar& a, const TensorOrScalar& b, const char* n
   if (b.is_scalar()) return ops::impl_of(a.tensor(), name).device();
   ops::impl_of(a.tensor(), name);
   ops::impl_of(b.tensor(), name);
-  return ops::common_device(name, {&a.tensor(), &b.tensor()});
+  return ops::elementwise_device(name, {&a.tensor(), &b.tensor()});
 }
 
 bool half_type(DType dt) { return dt == kF16 || dt == kBF16; }
@@ -215,8 +216,12 @@ Tensor& binary_inplace(Tensor& self, const TensorOrScalar& other, BinaryOp op, c
                               name);
   OX_CHECK(is_floating(plan.compute) || !alpha.is_floating(), DType, name,
            "alpha must not be a floating point number for ", plan.compute, " operands");
+  if (!other.is_scalar()) {
+    const Device d = ops::elementwise_device(name, {&self, &other.tensor()});
+    OX_CHECK(d == si.device(), Device, name, "cannot write a result on ", d, " into a tensor on ",
+             si.device());
+  }
   Tensor y = operand(other, si.dtype(), si.device());
-  if (!other.is_scalar()) ops::common_device(name, {&self, &other.tensor()});
   OX_CHECK(broadcast_shapes(si.layout().shape, y.shape(), name) == si.layout().shape, Shape, name,
            "output of shape ", si.layout().shape, " doesn't match the broadcast shape ",
            broadcast_shapes(si.layout().shape, y.shape(), name));
@@ -325,9 +330,10 @@ Tensor where(const Tensor& condition, const TensorOrScalar& a, const TensorOrSca
   }
   const TensorImpl& ci = ops::impl_of(condition, "where");
   OX_CHECK(ci.dtype() == kBool, DType, "where", "condition must be bool, got ", ci.dtype());
-  const Device device = a.is_scalar() && b.is_scalar() ? ci.device() : device_of(a, b, "where");
-  OX_CHECK(device == ci.device(), Device, "where", "condition is on ", ci.device(), ", values on ",
-           device);
+  const Device device =
+      ops::elementwise_device("where", {&condition, a.is_scalar() ? &condition : &a.tensor(),
+                                        b.is_scalar() ? &condition : &b.tensor()});
+  const Tensor cond = ops::operand_on(condition, kBool, device);
   ResultType rt;
   ops::add_operand(rt, a);
   ops::add_operand(rt, b);
@@ -338,7 +344,7 @@ Tensor where(const Tensor& condition, const TensorOrScalar& a, const TensorOrSca
   Tensor out = make_empty(shape, dt, device, "where");
   if (out.numel() > 0)
     backend_for(device, "where")
-        .where(out.impl()->array(), ops::broadcast_array(condition, shape),
+        .where(out.impl()->array(), ops::broadcast_array(cond, shape),
                ops::broadcast_array(x, shape), ops::broadcast_array(y, shape));
   return out;
 }

@@ -37,29 +37,26 @@ void check_writable(const Tensor& dest, const char* op) {
 
 namespace {
 
-std::vector<IndexOperand> operands(const std::vector<IndexArg>& args) {
+// The primitive's operands, each with the message its out-of-range values get.
+std::vector<IndexOperand> operands(const char* op, const std::vector<IndexArg>& args) {
   std::vector<IndexOperand> out;
   out.reserve(args.size());
-  for (const IndexArg& a : args) out.push_back({a.array, a.size, a.stride, a.wrap});
+  for (const IndexArg& a : args) {
+    const CheckSite site =
+        a.dim < 0
+            ? check_site(op, "index {value} is out of bounds for a tensor of {bound} elements")
+            : check_site(op, "index {value} is out of bounds for dimension " +
+                                 std::to_string(a.dim) + " with size {bound}");
+    out.push_back({a.array, a.size, a.stride, a.wrap, site});
+  }
   return out;
-}
-
-[[noreturn]] void index_error(const char* op, const IndexCheck& c,
-                              const std::vector<IndexArg>& args) {
-  const IndexArg& a = args[static_cast<size_t>(c.operand)];
-  if (a.dim < 0)
-    OX_FAIL(Index, op, "index ", c.value, " is out of bounds for a tensor of ", c.size,
-            " elements");
-  OX_FAIL(Index, op, "index ", c.value, " is out of bounds for dimension ", a.dim, " with size ",
-          c.size);
 }
 
 }  // namespace
 
 void gather_into(const char* op, const StridedArray& dst, const StridedArray& src,
                  const std::vector<IndexArg>& args) {
-  const IndexCheck c = backend_for(dst.device, op).gather(dst, src, operands(args));
-  if (!c.ok) index_error(op, c, args);
+  backend_for(dst.device, op).gather(dst, src, operands(op, args));
 }
 
 void scatter_into(const char* op, const Tensor& dest, const StridedArray& dst,
@@ -69,8 +66,7 @@ void scatter_into(const char* op, const Tensor& dest, const StridedArray& dst,
   // here into a tensor autograd tracks would lose its gradient.
   OX_CHECK(!autograd::needs_grad({&dest}), Internal, op,
            "writes in place into a tensor that requires grad without recording it");
-  const IndexCheck c = backend_for(dst.device, op).scatter(dst, src, operands(args), reduce);
-  if (!c.ok) index_error(op, c, args);
+  backend_for(dst.device, op).scatter(dst, src, operands(op, args), reduce);
   dest.impl()->storage()->bump_version();
 }
 

@@ -381,13 +381,13 @@ CrossEntropyResult cross_entropy_impl(const Tensor& logits, const Tensor& target
   Tensor row_weight = empty({rows}, {logits.dtype(), logits.device()});
   if (rows > 0) {
     OX_CHECK(classes > 0, Shape, "cross_entropy", "logits have no classes");
-    const int64_t bad = backend_for(logits.device(), "cross_entropy")
-                            .cross_entropy(loss.impl()->array(), row_weight.impl()->array(),
-                                           f.logits.impl()->array(), f.target.impl()->array(),
-                                           optional_array(weight, logits.device()), o.ignore_index,
-                                           o.label_smoothing);
-    OX_CHECK(bad < 0, Index, "cross_entropy", "target ", f.target.select(0, bad).item<int64_t>(),
-             " at position ", bad, " is out of bounds for ", classes, " classes");
+    static const CheckSite site =
+        check_site("cross_entropy",
+                   "target {value} at position {position} is out of bounds for {bound} classes");
+    backend_for(logits.device(), "cross_entropy")
+        .cross_entropy(loss.impl()->array(), row_weight.impl()->array(), f.logits.impl()->array(),
+                       f.target.impl()->array(), optional_array(weight, logits.device()),
+                       o.ignore_index, o.label_smoothing, site);
   }
   const Tensor total_weight = sum(row_weight);
   if (o.reduction == "none") return {loss.view(f.target_shape), total_weight};

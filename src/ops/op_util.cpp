@@ -19,6 +19,23 @@ Device common_device(const char* op, std::initializer_list<const Tensor*> tensor
   return first->device();
 }
 
+Device elementwise_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const Tensor* first = nullptr;  // the first tensor that is not a 0-d CPU tensor
+  for (const Tensor* t : tensors)
+    if (t->defined() && !(t->dim() == 0 && t->device().is_cpu())) {
+      first = t;
+      break;
+    }
+  if (!first) return common_device(op, tensors);  // all on the CPU
+  for (const Tensor* t : tensors)
+    if (t->defined() && !(t->dim() == 0 && t->device().is_cpu()))
+      OX_CHECK(t->device() == first->device(), Device, op,
+               "expected all tensors on one device, got ", first->device(), " and ", t->device());
+  return first->device();
+}
+
+Tensor operand_on(const Tensor& t, DType dtype, Device device) { return t.to(device, dtype); }
+
 StridedArray dim_last(StridedArray a, int64_t dim) {
   if (a.shape.empty()) return a;
   const auto d = static_cast<size_t>(dim);

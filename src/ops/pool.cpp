@@ -105,12 +105,12 @@ Tensor pool_backward(PoolOp kind, const Tensor& g4, const Tensor& indices4,
   const Shape s4 = batched_shape(input_shape, op);
   Tensor grad_input = make_empty(s4, g4.dtype(), g4.device(), op);
   const StridedArray none{nullptr, {}, {}, kI64, g4.device()};
-  const int64_t bad =
-      backend_for(g4.device(), op)
-          .pool2d_backward(kind, grad_input.impl()->array(), g4.impl()->array(),
-                           indices4.defined() ? indices4.impl()->array() : none, params);
-  OX_CHECK(bad < 0, Index, op, "index at flat position ", bad, " of indices ", indices4.shape(),
-           " is outside the input plane of ", s4[2], "x", s4[3], " elements");
+  const CheckSite site = check_site(op,
+                                    "index {value} at flat position {position} of the indices "
+                                    "is outside the input plane of {bound} elements");
+  backend_for(g4.device(), op)
+      .pool2d_backward(kind, grad_input.impl()->array(), g4.impl()->array(),
+                       indices4.defined() ? indices4.impl()->array() : none, params, site);
   return input_shape.size() == 3 ? grad_input.squeeze(0) : grad_input;
 }
 

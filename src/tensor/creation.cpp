@@ -9,7 +9,7 @@ namespace ox {
 
 namespace {
 
-Device device_of(const TensorOptions& o) { return o.device.value_or(Device::cpu()); }
+Device device_of(const TensorOptions& o) { return o.device.value_or(default_device()); }
 
 TensorOptions like_options(const Tensor& like, TensorOptions o) {
   OX_CHECK(like.defined(), Value, "*_like", "called with an undefined tensor");

@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/convert.h"
-#include "core/dispatch.h"
+#include "oxmera/autograd.h"
 #include "oxmera/tensor.h"
 #include "tensor/tensor_impl.h"
 
@@ -27,17 +26,13 @@ const char* element_address(const TensorImpl& t, const Dims& index) {
   return static_cast<const char*>(t.data()) + offset * static_cast<int64_t>(dtype_size(t.dtype()));
 }
 
+// The values printed are a CPU copy converted to f64 (floating dtypes) or i64 (the others, so
+// that every i64 prints exactly): the backends do every conversion.
 double element_at(const TensorImpl& t, const Dims& index) {
-  return dispatch_dtype(t.dtype(), [&]<class T>() {
-    return cpu::convert<double>(*reinterpret_cast<const T*>(element_address(t, index)));
-  });
+  return *reinterpret_cast<const double*>(element_address(t, index));
 }
-
-// Integers are read as int64, not through double, so every i64 prints exactly.
 int64_t integer_at(const TensorImpl& t, const Dims& index) {
-  return dispatch_dtype(t.dtype(), [&]<class T>() {
-    return cpu::convert<int64_t>(*reinterpret_cast<const T*>(element_address(t, index)));
-  });
+  return *reinterpret_cast<const int64_t*>(element_address(t, index));
 }
 
 // Visits the indices that will be shown, in order, for choosing one number format.
@@ -59,7 +54,7 @@ void visit_shown(const Shape& shape, bool summarize, Dims& index, size_t d, F&& 
 // "%.4e") and are as wide as the widest of those; nan, inf and zeros are padded to that width.
 class Formatter {
  public:
-  Formatter(const TensorImpl& t, bool summarize) : dtype_(t.dtype()) {
+  Formatter(const TensorImpl& t, DType dtype, bool summarize) : dtype_(dtype) {
     const Shape& shape = t.layout().shape;
     Dims index(shape.size());
     if (!is_floating(dtype_)) {
@@ -168,7 +163,9 @@ void print_dim(std::ostream& os, const TensorImpl& t, const Formatter& fmt, bool
 
 std::ostream& operator<<(std::ostream& os, const Tensor& tensor) {
   if (!tensor.defined()) return os << "tensor(undefined)";
-  const Tensor host = tensor.cpu();
+  const DType dtype = tensor.dtype();
+  const NoGradGuard no_grad;
+  const Tensor host = tensor.to(Device::cpu(), is_floating(dtype) ? kF64 : kI64);
   const TensorImpl& t = *host.impl();
   const Shape& shape = t.layout().shape;
   const int64_t numel = t.layout().numel();
@@ -179,18 +176,18 @@ std::ostream& operator<<(std::ostream& os, const Tensor& tensor) {
     os << "[]";
     if (shape.size() > 1) os << ", size=" << shape;
   } else if (shape.empty()) {
-    os << Formatter(t, false).format_at(t, {});
+    os << Formatter(t, dtype, false).format_at(t, {});
   } else {
-    const Formatter fmt(t, summarize);
+    const Formatter fmt(t, dtype, summarize);
     Dims index(shape.size());
     print_dim(os, t, fmt, summarize, index, 0, indent);
   }
   // As PyTorch: f32, i64 and bool go without saying, except when empty (no values to tell
   // an i64 or a bool tensor from an f32 one); there only f32 does.
   const bool default_dtype =
-      numel == 0 ? t.dtype() == kF32 : t.dtype() == kF32 || t.dtype() == kI64 || t.dtype() == kBool;
+      numel == 0 ? dtype == kF32 : dtype == kF32 || dtype == kI64 || dtype == kBool;
   if (!tensor.device().is_cpu()) os << ", device=" << tensor.device();
-  if (!default_dtype) os << ", dtype=" << t.dtype();
+  if (!default_dtype) os << ", dtype=" << dtype;
   return os << ')';
 }
 

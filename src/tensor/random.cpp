@@ -147,15 +147,16 @@ Tensor randperm(int64_t n, TensorOptions o, Generator* gen) {
 Tensor bernoulli(const Tensor& p, Generator* gen) {
   OX_CHECK(p.defined(), Value, "bernoulli", "p is an undefined tensor");
   check_floating(p.dtype(), "bernoulli");
-  for (double v : p.to_vector<double>())  // probabilities outside [0, 1] are a caller's bug
-    OX_CHECK(v >= 0 && v <= 1, Value, "bernoulli", "probability ", v, " is outside [0, 1]");
+  // The kernel checks the probabilities (a device reports at the next synchronization).
+  static const CheckSite site = check_site(
+      "bernoulli", "probability at position {position} is outside [0, 1]", ErrorKind::Value);
   const Tensor probs = p.contiguous();
   Tensor out = empty(p.shape(), {p.dtype(), p.device()});
   Generator& g = pick(gen);
   const uint64_t first = reserve(g, philox::Kind::Bernoulli, out.numel());
   if (out.numel() > 0)
     backend_for(out.device(), "bernoulli")
-        .bernoulli(out.impl()->array(), probs.impl()->array(), g.seed(), first);
+        .bernoulli(out.impl()->array(), probs.impl()->array(), g.seed(), first, site);
   return out;
 }
 
@@ -169,7 +170,7 @@ Tensor bernoulli(const Shape& shape, double p, TensorOptions o, Generator* gen) 
   const uint64_t first = reserve(g, philox::Kind::Bernoulli, out.numel());
   if (out.numel() > 0)
     backend_for(out.device(), "bernoulli")
-        .bernoulli(out.impl()->array(), prob.impl()->array(), g.seed(), first);
+        .bernoulli(out.impl()->array(), prob.impl()->array(), g.seed(), first, -1);
   return out;
 }
 

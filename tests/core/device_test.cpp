@@ -89,3 +89,26 @@ TEST(Device, Equality) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DefaultDevice, IsTheCpuUnlessSetAndGuardsNest) {
+  EXPECT_EQ(ox::default_device(), ox::Device::cpu());
+  {
+    const ox::DeviceGuard outer(ox::Device::cuda(1));
+    EXPECT_EQ(ox::default_device(), ox::Device::cuda(1));
+    {
+      const ox::DeviceGuard inner(ox::Device::cpu());
+      EXPECT_EQ(ox::default_device(), ox::Device::cpu());
+    }
+    EXPECT_EQ(ox::default_device(), ox::Device::cuda(1));
+  }
+  EXPECT_EQ(ox::default_device(), ox::Device::cpu());
+  ox::set_default_device(ox::Device::cuda(2));
+  EXPECT_EQ(ox::default_device(), ox::Device::cuda(2));
+  ox::set_default_device(ox::Device::cpu());
+  EXPECT_EQ(oxtest::caught([] { ox::DeviceGuard g(ox::Device(ox::DeviceType::CUDA, -1)); }).kind(),
+            ox::ErrorKind::Device);
+}
+
+}  // namespace

@@ -33,6 +33,25 @@ class Device {
 };
 
 std::string_view device_type_name(DeviceType type);
+
+// The device of tensors made without one named (a factory's `device` option left empty, a
+// module's parameters): the CPU, unless set_default_device chose another for the process, or
+// a DeviceGuard for the current thread (PyTorch's torch.set_default_device).
+Device default_device();
+void set_default_device(Device device);
+
+// Makes `device` this thread's default device until the guard goes out of scope.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(Device device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  bool had_previous_;
+  Device previous_;
+};
 std::ostream& operator<<(std::ostream& os, const Device& d);
 
 }  // namespace ox

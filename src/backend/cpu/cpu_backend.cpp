@@ -34,6 +34,8 @@ class CpuBackend final : public Backend {
   DeviceType device_type() const override { return DeviceType::CPU; }
   int device_count() const override { return 1; }
   Allocator& allocator(int) override { return cpu_allocator(); }
+  // Every primitive has finished when it returns, and failed checks raised at once.
+  void synchronize(int) override {}
 
   BackendInfo info() const override {
     BackendInfo info;
@@ -64,8 +66,8 @@ class CpuBackend final : public Backend {
   }
   void random(const StridedArray& dst, const RandomSpec& spec) override { cpu::random(dst, spec); }
   void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed,
-                 uint64_t first_block) override {
-    cpu::bernoulli(dst, p, seed, first_block);
+                 uint64_t first_block, CheckSite site) override {
+    cpu::bernoulli(dst, p, seed, first_block, site);
   }
   void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block) override {
     cpu::randperm(dst, seed, first_block);
@@ -114,11 +116,11 @@ class CpuBackend final : public Backend {
                            const StridedArray& weight, bool rms) override {
     cpu::layer_norm_backward(gi, gw, gb, go, src, mean, rstd, weight, rms);
   }
-  int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                        const StridedArray& logits, const StridedArray& target,
-                        const StridedArray& weight, int64_t ignore_index,
-                        double smoothing) override {
-    return cpu::cross_entropy(loss, row_weight, logits, target, weight, ignore_index, smoothing);
+  void cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
+                     const StridedArray& logits, const StridedArray& target,
+                     const StridedArray& weight, int64_t ignore_index, double smoothing,
+                     CheckSite site) override {
+    cpu::cross_entropy(loss, row_weight, logits, target, weight, ignore_index, smoothing, site);
   }
   void cross_entropy_backward(const StridedArray& grad, const StridedArray& grad_loss,
                               const StridedArray& logits, const StridedArray& target,
@@ -143,19 +145,19 @@ class CpuBackend final : public Backend {
               const StridedArray& src, const PoolParams& p) override {
     cpu::pool2d(op, dst, indices, src, p);
   }
-  int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
-                          const StridedArray& indices, const PoolParams& p) override {
-    return cpu::pool2d_backward(op, grad_src, grad_dst, indices, p);
+  void pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
+                       const StridedArray& indices, const PoolParams& p, CheckSite site) override {
+    cpu::pool2d_backward(op, grad_src, grad_dst, indices, p, site);
   }
 
   // Indexing.
-  IndexCheck gather(const StridedArray& dst, const StridedArray& src,
-                    const std::vector<IndexOperand>& indices) override {
-    return cpu::gather(dst, src, indices);
+  void gather(const StridedArray& dst, const StridedArray& src,
+              const std::vector<IndexOperand>& indices) override {
+    cpu::gather(dst, src, indices);
   }
-  IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
-                     const std::vector<IndexOperand>& indices, ScatterReduce reduce) override {
-    return cpu::scatter(dst, src, indices, reduce);
+  void scatter(const StridedArray& dst, const StridedArray& src,
+               const std::vector<IndexOperand>& indices, ScatterReduce reduce) override {
+    cpu::scatter(dst, src, indices, reduce);
   }
   void nonzero(const StridedArray& dst, const StridedArray& src) override {
     cpu::nonzero(dst, src);

@@ -135,18 +135,14 @@ void nonzero_kernel(const StridedArray& dst, const StridedArray& src) {
 
 }  // namespace
 
-IndexCheck gather(const StridedArray& dst, const StridedArray& src,
-                  const std::vector<IndexOperand>& indices) {
-  if (dst.numel() == 0) return {};
-  if (indices.empty()) {
-    cpu::copy(dst, src);
-    return {};
-  }
-  return dispatch_index(indices[0].index.dtype, [&]<class I>() -> IndexCheck {
-    if (IndexCheck c = check_all<I>(indices); !c.ok) return c;
+void gather(const StridedArray& dst, const StridedArray& src,
+            const std::vector<IndexOperand>& indices) {
+  if (dst.numel() == 0) return;
+  if (indices.empty()) return cpu::copy(dst, src);
+  dispatch_index(indices[0].index.dtype, [&]<class I>() {
+    check_all<I>(indices);
     dispatch_bytes(dtype_size(dst.dtype),
                    [&]<class U>() { gather_kernel<U, I>(dst, src, indices); });
-    return {};
   });
 }
 

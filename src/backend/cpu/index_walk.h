@@ -125,10 +125,10 @@ decltype(auto) dispatch_bytes(size_t size, F&& f) {
 
 // ---- Checking ------------------------------------------------------------------------------
 
-// The first out-of-range value of one index operand, row-major over the dims where the index
-// moves (a broadcast dim repeats values already seen); none when ok.
+// Raises the first out-of-range value of one index operand, row-major over the dims where the
+// index moves (a broadcast dim repeats values already seen).
 template <class I>
-IndexCheck check_operand(const IndexOperand& op, int64_t which) {
+void check_operand(const IndexOperand& op) {
   const StridedArray& a = op.index;
   Dims moving;
   for (size_t d = 0; d < a.shape.size(); ++d)
@@ -157,21 +157,18 @@ IndexCheck check_operand(const IndexOperand& op, int64_t which) {
     });
   });
   const int64_t at = first.load();
-  if (at == n) return {};
-  IndexCheck bad{false, which, 0, size};
+  if (at == n) return;
+  CheckFailure bad{op.site, 0, at, size};
   walk_runs(w, at, at + 1, [&](const int64_t* off, const int64_t*, int64_t) {
     bad.value = *reinterpret_cast<const I*>(base + off[0]);
   });
-  return bad;
+  raise_check_failure(bad);
 }
 
+// Checks every operand, in order, before anything is written.
 template <class I>
-IndexCheck check_all(const std::vector<IndexOperand>& indices) {
-  for (size_t k = 0; k < indices.size(); ++k) {
-    IndexCheck c = check_operand<I>(indices[k], static_cast<int64_t>(k));
-    if (!c.ok) return c;
-  }
-  return {};
+void check_all(const std::vector<IndexOperand>& indices) {
+  for (const IndexOperand& op : indices) check_operand<I>(op);
 }
 
 // The index operands of a walk: operand 2 + k of the walk is index k.

@@ -10,7 +10,8 @@ void fill(const StridedArray& dst, const Scalar& value);
 void arange(const StridedArray& dst, const Scalar& start, const Scalar& step);
 void linspace(const StridedArray& dst, double start, double end);
 void random(const StridedArray& dst, const RandomSpec& spec);
-void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed, uint64_t first_block);
+void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed, uint64_t first_block,
+               CheckSite site);
 void randperm(const StridedArray& dst, uint64_t seed, uint64_t first_block);
 void reduce(ReduceOp op, const StridedArray& dst, const StridedArray& src, const ReduceParams& p);
 void scan(ScanOp op, const StridedArray& dst, const StridedArray& src, const StridedArray* indices);
@@ -46,9 +47,10 @@ void layer_norm(const StridedArray& dst, const StridedArray& mean, const Strided
 void layer_norm_backward(const StridedArray& gi, const StridedArray& gw, const StridedArray& gb,
                          const StridedArray& go, const StridedArray& src, const StridedArray& mean,
                          const StridedArray& rstd, const StridedArray& weight, bool rms);
-int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                      const StridedArray& logits, const StridedArray& target,
-                      const StridedArray& weight, int64_t ignore_index, double smoothing);
+void cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
+                   const StridedArray& logits, const StridedArray& target,
+                   const StridedArray& weight, int64_t ignore_index, double smoothing,
+                   CheckSite site);
 void cross_entropy_backward(const StridedArray& grad, const StridedArray& grad_loss,
                             const StridedArray& logits, const StridedArray& target,
                             const StridedArray& weight, int64_t ignore_index, double smoothing);
@@ -60,14 +62,14 @@ void depthwise_conv2d(DepthwiseOp op, const StridedArray& dst, const StridedArra
                       const StridedArray& b, const StridedArray& bias, const Window2d& w);
 void pool2d(PoolOp op, const StridedArray& dst, const StridedArray& indices,
             const StridedArray& src, const PoolParams& p);
-int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
-                        const StridedArray& indices, const PoolParams& p);
+void pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
+                     const StridedArray& indices, const PoolParams& p, CheckSite site);
 
 // Indexing (index.cpp).
-IndexCheck gather(const StridedArray& dst, const StridedArray& src,
-                  const std::vector<IndexOperand>& indices);
-IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
-                   const std::vector<IndexOperand>& indices, ScatterReduce reduce);
+void gather(const StridedArray& dst, const StridedArray& src,
+            const std::vector<IndexOperand>& indices);
+void scatter(const StridedArray& dst, const StridedArray& src,
+             const std::vector<IndexOperand>& indices, ScatterReduce reduce);
 void nonzero(const StridedArray& dst, const StridedArray& src);
 
 // Sorting (sort.cpp).

@@ -31,13 +31,15 @@ int64_t first_bad_target(const I* target, int64_t rows, int64_t classes, int64_t
 }
 
 template <class T>
-int64_t cross_entropy_rows(const StridedArray& loss, const StridedArray& row_weight,
-                           const StridedArray& logits, const StridedArray& target,
-                           const StridedArray& weight, int64_t ignore, double smoothing) {
+void cross_entropy_rows(const StridedArray& loss, const StridedArray& row_weight,
+                        const StridedArray& logits, const StridedArray& target,
+                        const StridedArray& weight, int64_t ignore, double smoothing,
+                        CheckSite site) {
   using C = compute_t<T>;
   const int64_t rows = logits.shape[0], classes = logits.shape[1];
   const int64_t* t = static_cast<const int64_t*>(target.data);
-  if (const int64_t bad = first_bad_target(t, rows, classes, ignore); bad >= 0) return bad;
+  if (const int64_t bad = first_bad_target(t, rows, classes, ignore); bad >= 0)
+    raise_check_failure({site, t[bad], bad, classes});
   const T* x = static_cast<const T*>(logits.data);
   const T* w = static_cast<const T*>(weight.data);
   T* out = static_cast<T*>(loss.data);
@@ -65,7 +67,6 @@ int64_t cross_entropy_rows(const StridedArray& loss, const StridedArray& row_wei
                    out_weight[r] = convert<T>(wt);
                  }
                });
-  return -1;
 }
 
 template <class T>
@@ -109,11 +110,12 @@ void cross_entropy_backward_rows(const StridedArray& grad, const StridedArray& g
 
 }  // namespace
 
-int64_t cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
-                      const StridedArray& logits, const StridedArray& target,
-                      const StridedArray& weight, int64_t ignore_index, double smoothing) {
-  return dispatch_floating(logits.dtype, [&]<class T>() {
-    return cross_entropy_rows<T>(loss, row_weight, logits, target, weight, ignore_index, smoothing);
+void cross_entropy(const StridedArray& loss, const StridedArray& row_weight,
+                   const StridedArray& logits, const StridedArray& target,
+                   const StridedArray& weight, int64_t ignore_index, double smoothing,
+                   CheckSite site) {
+  dispatch_floating(logits.dtype, [&]<class T>() {
+    cross_entropy_rows<T>(loss, row_weight, logits, target, weight, ignore_index, smoothing, site);
   });
 }
 

@@ -262,12 +262,22 @@ void pool2d(PoolOp op, const StridedArray& dst, const StridedArray& indices,
                 [&]<class T, PoolOp OP>() { pool_forward<T, OP>(dst, indices, src, p); });
 }
 
-int64_t pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
-                        const StridedArray& indices, const PoolParams& p) {
-  if (grad_src.numel() == 0) return -1;
-  return dispatch_pool(grad_src.dtype, op, [&]<class T, PoolOp OP>() {
+void pool2d_backward(PoolOp op, const StridedArray& grad_src, const StridedArray& grad_dst,
+                     const StridedArray& indices, const PoolParams& p, CheckSite site) {
+  if (grad_src.numel() == 0) return;
+  const int64_t bad = dispatch_pool(grad_src.dtype, op, [&]<class T, PoolOp OP>() {
     return pool_backward<T, OP>(grad_src, grad_dst, indices, p);
   });
+  if (bad < 0) return;
+  // The value at row-major position `bad` of indices [N, C, Ho, Wo].
+  const Shape& s = indices.shape;
+  int64_t rest = bad, offset = 0;
+  for (size_t d = s.size(); d-- > 0;) {
+    offset += rest % s[d] * indices.strides[d];
+    rest /= s[d];
+  }
+  raise_check_failure({site, static_cast<const int64_t*>(indices.data)[offset], bad,
+                       grad_src.shape[2] * grad_src.shape[3]});
 }
 
 }  // namespace ox::cpu

@@ -86,12 +86,18 @@ void random(const StridedArray& dst, const RandomSpec& spec) {
   });
 }
 
-void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed, uint64_t first) {
+void bernoulli(const StridedArray& dst, const StridedArray& p, uint64_t seed, uint64_t first,
+               CheckSite site) {
   dispatch_dtype(dst.dtype, [&]<class T>() {
     dispatch_dtype(p.dtype, [&]<class P>() {
       T* d = static_cast<T*>(dst.data);
       const P* prob = static_cast<const P*>(p.data);
-      const bool one_p = p.numel() == 1;
+      const int64_t np = p.numel();
+      for (int64_t i = 0; i < np; ++i) {
+        const double pi = convert<double>(prob[i]);
+        if (!(pi >= 0 && pi <= 1)) raise_check_failure({site, 0, i, 1});
+      }
+      const bool one_p = np == 1;
       for_each_draw(dst.numel(), philox::Kind::Bernoulli, seed, first,
                     [&](int64_t i, const auto& blk, int lane) {
                       const double pi = convert<double>(prob[one_p ? 0 : i]);

@@ -160,16 +160,16 @@ void scatter_kernel(const StridedArray& dst, const StridedArray& src,
 
 }  // namespace
 
-IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
-                   const std::vector<IndexOperand>& indices, ScatterReduce reduce) {
-  if (src.numel() == 0) return {};
+void scatter(const StridedArray& dst, const StridedArray& src,
+             const std::vector<IndexOperand>& indices, ScatterReduce reduce) {
+  if (src.numel() == 0) return;
   const DType idt = indices.empty() ? kI64 : indices[0].index.dtype;
-  return dispatch_index(idt, [&]<class I>() -> IndexCheck {
-    if (IndexCheck c = check_all<I>(indices); !c.ok) return c;
+  dispatch_index(idt, [&]<class I>() {
+    check_all<I>(indices);
     if (reduce == ScatterReduce::Assign) {
       dispatch_bytes(dtype_size(dst.dtype),
                      [&]<class U>() { scatter_kernel<U, I, AssignOp>(dst, src, indices); });
-      return {};
+      return;
     }
     dispatch_dtype(dst.dtype, [&]<class T>() {
       switch (reduce) {
@@ -185,7 +185,6 @@ IndexCheck scatter(const StridedArray& dst, const StridedArray& src,
           break;
       }
     });
-    return {};
   });
 }
 

@@ -1,0 +1,18 @@
+#pragma once
+// A stand-in for a GPU, so that CI (which has none) tests everything about devices except
+// kernel execution: the CPU backend's kernels over host memory, registered as two CUDA devices.
+// Like a GPU it defers the checks kernels make on device values (a bad index is raised at the
+// next synchronizing call or copy to the host, and the device stays usable), and it counts the
+// copies to the host, so that a test can prove a path never reads a device value back.
+
+#include <cstdint>
+
+namespace oxtest {
+
+// Registers the stand-in as the CUDA backend (once per process).
+void use_device_stand_in();
+
+// Copies from a stand-in device to the host since the process started.
+int64_t device_to_host_copies();
+
+}  // namespace oxtest

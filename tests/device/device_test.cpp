@@ -1,0 +1,215 @@
+// Devices without a GPU: the CUDA device played by the host stand-in (device_stand_in.h), so
+// that the default device, device propagation, cross-device rules, deferred kernel checks and
+// "no value read back" are tested in CI. Kernel results are the CPU's here; the GPU's own are
+// compared with the CPU's by scripts/gpu-check.sh.
+
+#include <gtest/gtest.h>
+#include <oxmera/oxmera.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/models.h"
+#include "device/device_stand_in.h"
+#include "test_util.h"
+
+namespace {
+
+using ox::Device;
+using ox::ErrorKind;
+using oxtest::caught;
+
+const Device kGpu = Device::cuda(0);
+
+class DeviceStandIn : public ::testing::Test {
+ protected:
+  void SetUp() override { oxtest::use_device_stand_in(); }
+  void TearDown() override { ox::set_default_device(Device::cpu()); }
+};
+
+bool contains(const ox::Error& e, const std::string& text) {
+  return std::string(e.what()).find(text) != std::string::npos;
+}
+
+TEST_F(DeviceStandIn, FactoriesMakeTensorsOnTheDefaultDevice) {
+  ox::Generator gen(7);
+  const auto made = [&] {
+    return std::vector<ox::Tensor>{ox::empty({2}),
+                                   ox::zeros({2}),
+                                   ox::ones({2}),
+                                   ox::full({2}, 3.0),
+                                   ox::arange(4),
+                                   ox::linspace(0, 1, 3),
+                                   ox::eye(2),
+                                   ox::tensor({1.0, 2.0}),
+                                   ox::scalar_tensor(1.5),
+                                   ox::rand({2}, {}, &gen),
+                                   ox::randn({2}, {}, &gen),
+                                   ox::randint(0, 5, {2}, {}, &gen),
+                                   ox::randperm(4, {}, &gen),
+                                   ox::bernoulli({2}, 0.5, {}, &gen)};
+  };
+  for (const ox::Tensor& t : made()) EXPECT_EQ(t.device(), Device::cpu());
+  ox::set_default_device(kGpu);
+  for (const ox::Tensor& t : made()) EXPECT_EQ(t.device(), kGpu);
+  {
+    const ox::DeviceGuard guard(Device::cuda(1));
+    for (const ox::Tensor& t : made()) EXPECT_EQ(t.device(), Device::cuda(1));
+    {
+      const ox::DeviceGuard inner(Device::cpu());
+      EXPECT_EQ(ox::zeros({1}).device(), Device::cpu());
+    }
+    EXPECT_EQ(ox::default_device(), Device::cuda(1));
+    // A guard is this thread's: another thread sees the process default.
+    Device seen;
+    std::thread([&] { seen = ox::zeros({1}).device(); }).join();
+    EXPECT_EQ(seen, kGpu);
+  }
+  EXPECT_EQ(ox::default_device(), kGpu);
+  // Named devices win over the default; module parameters follow it, as in PyTorch.
+  EXPECT_EQ(ox::zeros({1}, {.device = Device::cpu()}).device(), Device::cpu());
+  EXPECT_EQ(ox::nn::Linear(3, 2)->weight.device(), kGpu);
+  ox::set_default_device(Device::cpu());
+  EXPECT_EQ(ox::zeros({1}).device(), Device::cpu());
+}
+
+TEST_F(DeviceStandIn, AMissingDeviceIsRefusedByTheFactory) {
+  ox::set_default_device(Device::cuda(5));
+  const ox::Error e = caught([] { ox::zeros({2}); });
+  EXPECT_EQ(e.kind(), ErrorKind::Device);
+  EXPECT_TRUE(contains(e, "cuda:5")) << e.what();
+}
+
+TEST_F(DeviceStandIn, OpsKeepTheirInputsDevice) {
+  ox::Generator gen(3);
+  const ox::Tensor x = ox::randn({4, 4}, {.device = kGpu}, &gen);
+  const std::vector<ox::Tensor> results = {
+      x + 1,
+      x.sum(),
+      x.narrow(0, 1, 2),
+      ox::softmax(x, -1),
+      ox::matmul(x, x),
+      ox::linalg::matrix_power(x, 0),
+      ox::linalg::matrix_rank(ox::zeros({0, 3}, {.device = kGpu})),
+      ox::linalg::diag_embed(x, 1),
+      ox::index_select(x, 0, ox::tensor({0, 3}, {.device = kGpu})),
+      ox::nn::functional::cross_entropy(x, ox::tensor({0, 1, 2, 3}, {.device = kGpu})),
+  };
+  for (const ox::Tensor& r : results) EXPECT_EQ(r.device(), kGpu) << r.shape();
+}
+
+TEST_F(DeviceStandIn, AZeroDimCpuTensorMixesAsAScalar) {
+  const ox::Tensor x = ox::tensor({1.0, 2.0, 3.0}, {.device = kGpu});
+  const ox::Tensor two = ox::scalar_tensor(2.0, {.device = Device::cpu()});
+  const ox::Tensor y = x * two;
+  EXPECT_EQ(y.device(), kGpu);
+  EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{2, 4, 6}));
+  EXPECT_EQ((two - x).to_vector<double>(), (std::vector<double>{1, 0, -1}));
+  ox::Tensor z = x.clone();
+  z.mul_(two);
+  EXPECT_EQ(z.to_vector<double>(), (std::vector<double>{2, 4, 6}));
+  const ox::Tensor picked = ox::where(ox::scalar_tensor(true, {.device = Device::cpu()}), x, two);
+  EXPECT_EQ(picked.device(), kGpu);
+  EXPECT_EQ(picked.to_vector<double>(), (std::vector<double>{1, 2, 3}));
+  // Anything else across devices is refused, naming both.
+  const ox::Tensor cpu_vector = ox::tensor({1.0, 1.0, 1.0}, {.device = Device::cpu()});
+  for (const ox::Error& e :
+       {caught([&] { (void)(x + cpu_vector); }), caught([&] { ox::Tensor(x).add_(cpu_vector); }),
+        caught([&] { (void)ox::matmul(x, cpu_vector); }),
+        caught([&] { (void)(x + ox::tensor({1.0}, {.device = Device::cuda(1)})); })}) {
+    EXPECT_EQ(e.kind(), ErrorKind::Device) << e.what();
+    EXPECT_TRUE(contains(e, "cuda:")) << e.what();
+  }
+  // A 0-d tensor on another GPU is not a CPU scalar.
+  EXPECT_EQ(caught([&] { (void)(x * ox::scalar_tensor(2.0, {.device = Device::cuda(1)})); }).kind(),
+            ErrorKind::Device);
+}
+
+TEST_F(DeviceStandIn, AFailedKernelCheckIsRaisedAtTheNextSynchronization) {
+  const ox::Tensor x = ox::tensor({1.0, 2.0, 3.0}, {.device = kGpu});
+  const ox::Tensor bad = ox::tensor({0, 5}, {.device = kGpu});
+  ox::Tensor y;
+  ASSERT_NO_THROW(y = ox::index_select(x, 0, bad));  // queued, not checked on the host
+  const ox::Error e = caught([&] { ox::synchronize(kGpu); });
+  EXPECT_EQ(e.kind(), ErrorKind::Index);
+  EXPECT_TRUE(contains(e, "[index_select] index 5 is out of bounds for dimension 0 with size 3"))
+      << e.what();
+  // Reported once; the device stays usable.
+  EXPECT_NO_THROW(ox::synchronize(kGpu));
+  EXPECT_EQ(ox::index_select(x, 0, ox::tensor({2}, {.device = kGpu})).item<double>(), 3.0);
+
+  // A copy to the host synchronizes too: item(), to_vector(), cpu(), printing.
+  const ox::Tensor logits = ox::zeros({2, 3}, {.device = kGpu});
+  const ox::Tensor loss =
+      ox::nn::functional::cross_entropy(logits, ox::tensor({1, 7}, {.device = kGpu}));
+  const ox::Error ce = caught([&] { (void)loss.item<double>(); });
+  EXPECT_EQ(ce.kind(), ErrorKind::Index);
+  EXPECT_TRUE(contains(ce, "[cross_entropy] target 7 at position 1 is out of bounds for 3 classes"))
+      << ce.what();
+
+  (void)ox::bernoulli(ox::tensor({0.5, 1.5}, {.device = kGpu}));
+  const ox::Error be = caught([&] { (void)ox::ones({1}, {.device = kGpu}).cpu(); });
+  EXPECT_EQ(be.kind(), ErrorKind::Value);
+  EXPECT_TRUE(contains(be, "[bernoulli] probability at position 1 is outside [0, 1]")) << be.what();
+}
+
+TEST_F(DeviceStandIn, TheSameChecksRaiseAtOnceOnTheCpu) {
+  const ox::Tensor x = ox::tensor({1.0, 2.0, 3.0});
+  const ox::Error e = caught([&] { (void)ox::index_select(x, 0, ox::tensor({0, -4})); });
+  EXPECT_EQ(e.kind(), ErrorKind::Index);
+  EXPECT_TRUE(contains(e, "index -4 is out of bounds for dimension 0 with size 3")) << e.what();
+  const ox::Error p = caught([] {
+    (void)ox::max_pool2d_backward(ox::ones({1, 1, 1, 1}), ox::full({1, 1, 1, 1}, 9, ox::kI64),
+                                  {1, 1, 2, 2});
+  });
+  EXPECT_EQ(p.kind(), ErrorKind::Index);
+  EXPECT_TRUE(contains(p,
+                       "index 9 at flat position 0 of the indices is outside the input plane "
+                       "of 4 elements"))
+      << p.what();
+}
+
+TEST_F(DeviceStandIn, PrintingCopiesToTheHost) {
+  const ox::Tensor x = ox::tensor({1.5, -2.0}, {.device = kGpu});
+  const int64_t before = oxtest::device_to_host_copies();
+  EXPECT_EQ(x.to(ox::kF32).str(), "tensor([ 1.5000, -2.0000], device=cuda:0)");
+  EXPECT_EQ(ox::tensor({3, 4}, {.dtype = ox::kI32, .device = kGpu}).str(),
+            "tensor([3, 4], device=cuda:0, dtype=i32)");
+  EXPECT_EQ(oxtest::device_to_host_copies(), before + 2);
+}
+
+// The char GPT's training step (forward, loss, backward through views and embeddings, AdamW)
+// on a device reads nothing back to the host, and computes what the CPU computes.
+TEST_F(DeviceStandIn, ACharGptStepReadsNothingBack) {
+  const auto losses = [](Device device) {
+    ox::manual_seed(11);
+    oxbench::CharGpt model(oxbench::kGptVocab);
+    model->to(device);
+    ox::optim::AdamW opt(model->parameters(), {.lr = 1e-3});
+    ox::Generator gen(5);
+    const ox::Tensor ids = ox::randint(0, oxbench::kGptVocab, {2, 16}, {.device = device}, &gen);
+    const ox::Tensor targets =
+        ox::randint(0, oxbench::kGptVocab, {2 * 16}, {.device = device}, &gen);
+    std::vector<ox::Tensor> out;
+    const int64_t before = oxtest::device_to_host_copies();
+    for (int step = 0; step < 2; ++step) {
+      opt.zero_grad();
+      const ox::Tensor logits = model(ids).reshape({-1, oxbench::kGptVocab});
+      const ox::Tensor loss = ox::nn::functional::cross_entropy(logits, targets);
+      loss.backward();
+      opt.step();
+      out.push_back(loss.detach());
+    }
+    EXPECT_EQ(oxtest::device_to_host_copies(), before) << "on " << device;
+    std::vector<double> values;
+    for (const ox::Tensor& l : out) values.push_back(l.item<double>());
+    if (!device.is_cpu()) {
+      EXPECT_EQ(oxtest::device_to_host_copies(), before + 2);  // the counter counts
+    }
+    return values;
+  };
+  EXPECT_EQ(losses(kGpu), losses(Device::cpu()));
+}
+
+}  // namespace
