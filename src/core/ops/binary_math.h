@@ -104,7 +104,7 @@ struct FloorDivide {  // rounds toward -inf; integers: x / 0 is 0, INT_MIN / -1 
         if (y == C(-1)) return wrap_sub(C(0), x);
       }
       const C q = C(x / y);
-      return (x % y != 0 && (x < 0) != (y < 0)) ? C(q - 1) : q;
+      return (x % y != 0 && is_negative(x) != is_negative(y)) ? C(q - 1) : q;
     }
   }
 };
@@ -136,7 +136,7 @@ struct Remainder {  // Python's %: the sign of the divisor; integers: x % 0 is 0
         if (y == C(-1)) return 0;  // also avoids INT_MIN % -1
       }
       const C r = C(x % y);
-      return (r != 0 && (r < 0) != (y < 0)) ? C(r + y) : r;
+      return (r != 0 && is_negative(r) != is_negative(y)) ? C(r + y) : r;
     }
   }
 };

@@ -18,6 +18,16 @@ inline constexpr bool is_float_v = std::is_floating_point_v<C>;
 template <class C>
 inline constexpr bool is_int_v = std::is_integral_v<C> && !std::is_same_v<C, bool>;
 
+// x < 0, and false for unsigned types without a comparison compilers flag as pointless.
+template <class C>
+OX_HOST_DEVICE inline bool is_negative(C x) {
+  if constexpr (std::is_unsigned_v<C>) {
+    return false;
+  } else {
+    return x < C(0);
+  }
+}
+
 // Integer arithmetic that wraps modulo 2^bits instead of overflowing.
 template <class T>
 OX_HOST_DEVICE inline T wrap_add(T a, T b) {

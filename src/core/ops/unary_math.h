@@ -63,7 +63,7 @@ struct Sign {  // -1, 0 or 1; NaN stays NaN, -0 gives 0
   OX_HOST_DEVICE C operator()(C x) const {
     if constexpr (is_float_v<C>)
       if (x != x) return x;
-    return C(C(C(0) < x) - C(x < C(0)));
+    return C(C(C(0) < x) - C(is_negative(x)));
   }
 };
 
@@ -80,7 +80,7 @@ struct Square {
 
 template <class C>
 struct Relu {  // NaN propagates
-  OX_HOST_DEVICE C operator()(C x) const { return x < C(0) ? C(0) : x; }
+  OX_HOST_DEVICE C operator()(C x) const { return is_negative(x) ? C(0) : x; }
 };
 
 template <class C>
