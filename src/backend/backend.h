@@ -11,6 +11,7 @@
 
 #include "backend/allocator.h"
 #include "backend/kernel_check.h"
+#include "core/elementwise_ops.h"
 #include "core/philox.h"
 #include "oxmera/core/device.h"
 #include "oxmera/core/dtype.h"
@@ -49,96 +50,8 @@ struct RandomSpec {
   uint64_t range = 1;
 };
 
-// Elementwise op codes. Every backend implements each as one functor over its kernel template.
-enum class UnaryOp : uint8_t {
-  // Any numeric dtype, result in the input dtype.
-  Neg,
-  Abs,
-  Sign,
-  Square,
-  // Floating dtypes only (the op layer converts integer inputs to f32 first).
-  Exp,
-  Exp2,
-  Expm1,
-  Log,
-  Log2,
-  Log10,
-  Log1p,
-  Sqrt,
-  Rsqrt,
-  Reciprocal,
-  Sin,
-  Cos,
-  Tan,
-  Asin,
-  Acos,
-  Atan,
-  Sinh,
-  Cosh,
-  Tanh,
-  Sigmoid,
-  LogSigmoid,
-  Relu,
-  LeakyRelu,
-  Elu,
-  GeluErf,
-  GeluTanh,
-  Silu,
-  Softplus,
-  Mish,
-  Erf,
-  Erfc,
-  Floor,
-  Ceil,
-  Round,
-  Trunc,
-  Clamp,
-  NanToNum,
-  // Any dtype in, bool out.
-  IsNan,
-  IsInf,
-  IsFinite,
-  LogicalNot,
-  // Integer and bool dtypes.
-  BitwiseNot,
-};
-// Parameters of the ops that take them: LeakyRelu slope a; Elu alpha a; Softplus beta a,
-// threshold b; Clamp lo a, hi b; NanToNum nan a, posinf b, neginf c.
-struct UnaryParams {
-  double a = 0, b = 0, c = 0;
-};
-
-enum class BinaryOp : uint8_t {
-  // Result in the (common) input dtype.
-  Add,
-  Sub,
-  Mul,
-  Div,
-  FloorDiv,
-  TruncDiv,
-  Remainder,
-  Fmod,
-  Pow,
-  Atan2,
-  Maximum,
-  Minimum,
-  Hypot,
-  LogAddExp,
-  BitwiseAnd,
-  BitwiseOr,
-  BitwiseXor,
-  // Result bool.
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  LogicalAnd,
-  LogicalOr,
-  LogicalXor,
-};
-constexpr bool binary_returns_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
+// Elementwise op codes (UnaryOp, BinaryOp), their dtype classes and UnaryParams come from the
+// tables of core/elementwise_ops.h; every backend implements each row with the row's functor.
 
 // Reductions over the trailing dims of src (see Backend::reduce). Accumulators: f32 for
 // f32/f16/bf16, f64 for f64, i64 for integer and bool sources; Var/Std/Norm accumulate in f64.

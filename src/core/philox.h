@@ -8,11 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define OX_HOST_DEVICE __host__ __device__
-#else
-#define OX_HOST_DEVICE
-#endif
+#include "core/host_device.h"
 
 namespace ox::philox {
 

@@ -27,30 +27,21 @@ Plan plan_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, 
   ops::add_operand(rt, a);
   ops::add_operand(rt, b);
   DType common = rt.get();
-  switch (op) {
-    case BinaryOp::Div:
-    case BinaryOp::Atan2:
-    case BinaryOp::Hypot:
-    case BinaryOp::LogAddExp:
+  OX_CHECK(op != BinaryOp::Sub || common != kBool, DType, name,
+           "subtraction of bool tensors is not supported; use logical_xor or ~");
+  switch (binary_class(op)) {  // the op's dtype rule, from the table (core/elementwise_ops.h)
+    case DTypeClass::Floating:
       if (!is_floating(common)) common = kF32;
       break;
-    case BinaryOp::BitwiseAnd:
-    case BinaryOp::BitwiseOr:
-    case BinaryOp::BitwiseXor:
+    case DTypeClass::IntegralOrBool:
       OX_CHECK(!is_floating(common), DType, name, "needs integer or bool operands, got ", common);
       break;
-    case BinaryOp::Sub:
-      OX_CHECK(common != kBool, DType, name,
-               "subtraction of bool tensors is not supported; use logical_xor or ~");
-      break;
-    case BinaryOp::FloorDiv:
-    case BinaryOp::TruncDiv:
-    case BinaryOp::Remainder:
-    case BinaryOp::Fmod:
-    case BinaryOp::Pow:
+    case DTypeClass::Numeric:
       OX_CHECK(common != kBool, DType, name, "is not defined for bool operands");
       break;
-    default:
+    case DTypeClass::FloatingOrCopy:  // no binary op has it
+    case DTypeClass::NumericOrBool:
+    case DTypeClass::AnyToBool:
       break;
   }
   return {common, binary_returns_bool(op) ? kBool : common};
@@ -117,6 +108,11 @@ std::vector<Tensor> binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, co
 
 Tensor binary_op(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op, const char* name,
                  const Scalar& alpha = 1);
+// The op under its table name (core/elementwise_ops.h).
+Tensor binary_op(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op,
+                 const Scalar& alpha = 1) {
+  return binary_op(a, b, op, binary_name(op), alpha);
+}
 
 // binary_op with autograd: computed without recording, then recorded when differentiable.
 Tensor binary_op_recorded(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op,
@@ -237,83 +233,83 @@ Tensor& binary_inplace(Tensor& self, const TensorOrScalar& other, BinaryOp op, c
 }  // namespace
 
 Tensor add(const TensorOrScalar& a, const TensorOrScalar& b, const Scalar& alpha) {
-  return binary_op(a, b, BinaryOp::Add, "add", alpha);
+  return binary_op(a, b, BinaryOp::Add, alpha);
 }
 Tensor sub(const TensorOrScalar& a, const TensorOrScalar& b, const Scalar& alpha) {
-  return binary_op(a, b, BinaryOp::Sub, "sub", alpha);
+  return binary_op(a, b, BinaryOp::Sub, alpha);
 }
 Tensor mul(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Mul, "mul");
+  return binary_op(a, b, BinaryOp::Mul);
 }
 Tensor div(const TensorOrScalar& a, const TensorOrScalar& b, std::string_view rounding_mode) {
-  if (rounding_mode.empty()) return binary_op(a, b, BinaryOp::Div, "div");
+  if (rounding_mode.empty()) return binary_op(a, b, BinaryOp::Div);
   if (rounding_mode == "floor") return binary_op(a, b, BinaryOp::FloorDiv, "div");
   OX_CHECK(rounding_mode == "trunc", Value, "div", "rounding_mode must be \"\", \"floor\" or ",
            "\"trunc\", got \"", std::string(rounding_mode), "\"");
   return binary_op(a, b, BinaryOp::TruncDiv, "div");
 }
 Tensor floor_divide(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::FloorDiv, "floor_divide");
+  return binary_op(a, b, BinaryOp::FloorDiv);
 }
 Tensor remainder(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Remainder, "remainder");
+  return binary_op(a, b, BinaryOp::Remainder);
 }
 Tensor fmod(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Fmod, "fmod");
+  return binary_op(a, b, BinaryOp::Fmod);
 }
 Tensor pow(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Pow, "pow");
+  return binary_op(a, b, BinaryOp::Pow);
 }
 Tensor atan2(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Atan2, "atan2");
+  return binary_op(a, b, BinaryOp::Atan2);
 }
 Tensor maximum(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Maximum, "maximum");
+  return binary_op(a, b, BinaryOp::Maximum);
 }
 Tensor minimum(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Minimum, "minimum");
+  return binary_op(a, b, BinaryOp::Minimum);
 }
 Tensor hypot(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Hypot, "hypot");
+  return binary_op(a, b, BinaryOp::Hypot);
 }
 Tensor logaddexp(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::LogAddExp, "logaddexp");
+  return binary_op(a, b, BinaryOp::LogAddExp);
 }
 Tensor eq(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Eq, "eq");
+  return binary_op(a, b, BinaryOp::Eq);
 }
 Tensor ne(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Ne, "ne");
+  return binary_op(a, b, BinaryOp::Ne);
 }
 Tensor lt(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Lt, "lt");
+  return binary_op(a, b, BinaryOp::Lt);
 }
 Tensor le(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Le, "le");
+  return binary_op(a, b, BinaryOp::Le);
 }
 Tensor gt(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Gt, "gt");
+  return binary_op(a, b, BinaryOp::Gt);
 }
 Tensor ge(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::Ge, "ge");
+  return binary_op(a, b, BinaryOp::Ge);
 }
 Tensor logical_and(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::LogicalAnd, "logical_and");
+  return binary_op(a, b, BinaryOp::LogicalAnd);
 }
 Tensor logical_or(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::LogicalOr, "logical_or");
+  return binary_op(a, b, BinaryOp::LogicalOr);
 }
 Tensor logical_xor(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::LogicalXor, "logical_xor");
+  return binary_op(a, b, BinaryOp::LogicalXor);
 }
 Tensor bitwise_and(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::BitwiseAnd, "bitwise_and");
+  return binary_op(a, b, BinaryOp::BitwiseAnd);
 }
 Tensor bitwise_or(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::BitwiseOr, "bitwise_or");
+  return binary_op(a, b, BinaryOp::BitwiseOr);
 }
 Tensor bitwise_xor(const TensorOrScalar& a, const TensorOrScalar& b) {
-  return binary_op(a, b, BinaryOp::BitwiseXor, "bitwise_xor");
+  return binary_op(a, b, BinaryOp::BitwiseXor);
 }
 
 Tensor where(const Tensor& condition, const TensorOrScalar& a, const TensorOrScalar& b) {

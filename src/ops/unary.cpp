@@ -12,35 +12,6 @@ namespace ox {
 
 namespace {
 
-enum class Family { Numeric, Floating, Predicate, Bitwise };
-
-Family family_of(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg:
-    case UnaryOp::Abs:
-    case UnaryOp::Sign:
-    case UnaryOp::Square:
-    case UnaryOp::Relu:
-    case UnaryOp::Clamp:
-      return Family::Numeric;
-    case UnaryOp::IsNan:
-    case UnaryOp::IsInf:
-    case UnaryOp::IsFinite:
-    case UnaryOp::LogicalNot:
-      return Family::Predicate;
-    case UnaryOp::BitwiseNot:
-      return Family::Bitwise;
-    default:
-      return Family::Floating;
-  }
-}
-
-// Rounding and NaN replacement leave integers as they are (a copy, as PyTorch returns).
-bool identity_on_integers(UnaryOp op) {
-  return op == UnaryOp::Floor || op == UnaryOp::Ceil || op == UnaryOp::Round ||
-         op == UnaryOp::Trunc || op == UnaryOp::NanToNum;
-}
-
 // d op(x) / dx times g, from x and y = op(x), in public ops (differentiable again). Rounding
 // and sign have zero derivative.
 Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor& x,
@@ -140,9 +111,10 @@ Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor
   }
 }
 
-Tensor unary_op(const Tensor& x, UnaryOp op, const char* name, const UnaryParams& params = {}) {
+Tensor unary_op(const Tensor& x, UnaryOp op, const UnaryParams& params = {}) {
+  const char* name = unary_name(op);
   if (autograd::needs_grad({&x})) {
-    Tensor y = autograd::without_grad([&] { return unary_op(x, op, name, params); });
+    Tensor y = autograd::without_grad([&] { return unary_op(x, op, params); });
     // Each rule reads x, y or both; only those are saved.
     const bool needs_y = op == UnaryOp::Exp || op == UnaryOp::Exp2 || op == UnaryOp::Expm1 ||
                          op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt || op == UnaryOp::Reciprocal ||
@@ -159,21 +131,25 @@ Tensor unary_op(const Tensor& x, UnaryOp op, const char* name, const UnaryParams
   const TensorImpl& xi = ops::impl_of(x, name);
   Tensor src = x;
   DType out_dtype = xi.dtype();
-  switch (family_of(op)) {
-    case Family::Numeric:
-      OX_CHECK(xi.dtype() != kBool, DType, name, "is not defined for bool tensors");
+  switch (unary_class(op)) {  // the op's dtype rule, from the table (core/elementwise_ops.h)
+    case DTypeClass::Numeric:
+    case DTypeClass::NumericOrBool:
+      OX_CHECK(class_takes(unary_class(op), xi.dtype()), DType, name,
+               "is not defined for bool tensors");
       break;
-    case Family::Floating:
+    case DTypeClass::FloatingOrCopy:  // rounding and NaN replacement leave integers as they are
+      if (!is_floating(xi.dtype())) return x.clone();
+      break;
+    case DTypeClass::Floating:
       if (!is_floating(xi.dtype())) {
-        if (identity_on_integers(op)) return x.clone();
         src = x.to(kF32);
         out_dtype = kF32;
       }
       break;
-    case Family::Predicate:
+    case DTypeClass::AnyToBool:
       out_dtype = kBool;
       break;
-    case Family::Bitwise:
+    case DTypeClass::IntegralOrBool:
       OX_CHECK(!is_floating(xi.dtype()), DType, name, "needs an integer or bool tensor, got ",
                xi.dtype());
       break;
@@ -186,53 +162,53 @@ Tensor unary_op(const Tensor& x, UnaryOp op, const char* name, const UnaryParams
 
 }  // namespace
 
-Tensor neg(const Tensor& x) { return unary_op(x, UnaryOp::Neg, "neg"); }
-Tensor abs(const Tensor& x) { return unary_op(x, UnaryOp::Abs, "abs"); }
-Tensor sign(const Tensor& x) { return unary_op(x, UnaryOp::Sign, "sign"); }
-Tensor square(const Tensor& x) { return unary_op(x, UnaryOp::Square, "square"); }
-Tensor exp(const Tensor& x) { return unary_op(x, UnaryOp::Exp, "exp"); }
-Tensor exp2(const Tensor& x) { return unary_op(x, UnaryOp::Exp2, "exp2"); }
-Tensor expm1(const Tensor& x) { return unary_op(x, UnaryOp::Expm1, "expm1"); }
-Tensor log(const Tensor& x) { return unary_op(x, UnaryOp::Log, "log"); }
-Tensor log2(const Tensor& x) { return unary_op(x, UnaryOp::Log2, "log2"); }
-Tensor log10(const Tensor& x) { return unary_op(x, UnaryOp::Log10, "log10"); }
-Tensor log1p(const Tensor& x) { return unary_op(x, UnaryOp::Log1p, "log1p"); }
-Tensor sqrt(const Tensor& x) { return unary_op(x, UnaryOp::Sqrt, "sqrt"); }
-Tensor rsqrt(const Tensor& x) { return unary_op(x, UnaryOp::Rsqrt, "rsqrt"); }
-Tensor reciprocal(const Tensor& x) { return unary_op(x, UnaryOp::Reciprocal, "reciprocal"); }
-Tensor sin(const Tensor& x) { return unary_op(x, UnaryOp::Sin, "sin"); }
-Tensor cos(const Tensor& x) { return unary_op(x, UnaryOp::Cos, "cos"); }
-Tensor tan(const Tensor& x) { return unary_op(x, UnaryOp::Tan, "tan"); }
-Tensor asin(const Tensor& x) { return unary_op(x, UnaryOp::Asin, "asin"); }
-Tensor acos(const Tensor& x) { return unary_op(x, UnaryOp::Acos, "acos"); }
-Tensor atan(const Tensor& x) { return unary_op(x, UnaryOp::Atan, "atan"); }
-Tensor sinh(const Tensor& x) { return unary_op(x, UnaryOp::Sinh, "sinh"); }
-Tensor cosh(const Tensor& x) { return unary_op(x, UnaryOp::Cosh, "cosh"); }
-Tensor tanh(const Tensor& x) { return unary_op(x, UnaryOp::Tanh, "tanh"); }
-Tensor sigmoid(const Tensor& x) { return unary_op(x, UnaryOp::Sigmoid, "sigmoid"); }
-Tensor logsigmoid(const Tensor& x) { return unary_op(x, UnaryOp::LogSigmoid, "logsigmoid"); }
-Tensor relu(const Tensor& x) { return unary_op(x, UnaryOp::Relu, "relu"); }
+Tensor neg(const Tensor& x) { return unary_op(x, UnaryOp::Neg); }
+Tensor abs(const Tensor& x) { return unary_op(x, UnaryOp::Abs); }
+Tensor sign(const Tensor& x) { return unary_op(x, UnaryOp::Sign); }
+Tensor square(const Tensor& x) { return unary_op(x, UnaryOp::Square); }
+Tensor exp(const Tensor& x) { return unary_op(x, UnaryOp::Exp); }
+Tensor exp2(const Tensor& x) { return unary_op(x, UnaryOp::Exp2); }
+Tensor expm1(const Tensor& x) { return unary_op(x, UnaryOp::Expm1); }
+Tensor log(const Tensor& x) { return unary_op(x, UnaryOp::Log); }
+Tensor log2(const Tensor& x) { return unary_op(x, UnaryOp::Log2); }
+Tensor log10(const Tensor& x) { return unary_op(x, UnaryOp::Log10); }
+Tensor log1p(const Tensor& x) { return unary_op(x, UnaryOp::Log1p); }
+Tensor sqrt(const Tensor& x) { return unary_op(x, UnaryOp::Sqrt); }
+Tensor rsqrt(const Tensor& x) { return unary_op(x, UnaryOp::Rsqrt); }
+Tensor reciprocal(const Tensor& x) { return unary_op(x, UnaryOp::Reciprocal); }
+Tensor sin(const Tensor& x) { return unary_op(x, UnaryOp::Sin); }
+Tensor cos(const Tensor& x) { return unary_op(x, UnaryOp::Cos); }
+Tensor tan(const Tensor& x) { return unary_op(x, UnaryOp::Tan); }
+Tensor asin(const Tensor& x) { return unary_op(x, UnaryOp::Asin); }
+Tensor acos(const Tensor& x) { return unary_op(x, UnaryOp::Acos); }
+Tensor atan(const Tensor& x) { return unary_op(x, UnaryOp::Atan); }
+Tensor sinh(const Tensor& x) { return unary_op(x, UnaryOp::Sinh); }
+Tensor cosh(const Tensor& x) { return unary_op(x, UnaryOp::Cosh); }
+Tensor tanh(const Tensor& x) { return unary_op(x, UnaryOp::Tanh); }
+Tensor sigmoid(const Tensor& x) { return unary_op(x, UnaryOp::Sigmoid); }
+Tensor logsigmoid(const Tensor& x) { return unary_op(x, UnaryOp::LogSigmoid); }
+Tensor relu(const Tensor& x) { return unary_op(x, UnaryOp::Relu); }
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
-  return unary_op(x, UnaryOp::LeakyRelu, "leaky_relu", {negative_slope});
+  return unary_op(x, UnaryOp::LeakyRelu, {negative_slope});
 }
-Tensor elu(const Tensor& x, double alpha) { return unary_op(x, UnaryOp::Elu, "elu", {alpha}); }
+Tensor elu(const Tensor& x, double alpha) { return unary_op(x, UnaryOp::Elu, {alpha}); }
 Tensor gelu(const Tensor& x, std::string_view approximate) {
   OX_CHECK(approximate == "none" || approximate == "tanh", Value, "gelu",
            "approximate must be \"none\" or \"tanh\", got \"", std::string(approximate), "\"");
-  return unary_op(x, approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::GeluErf, "gelu");
+  return unary_op(x, approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::GeluErf);
 }
-Tensor silu(const Tensor& x) { return unary_op(x, UnaryOp::Silu, "silu"); }
+Tensor silu(const Tensor& x) { return unary_op(x, UnaryOp::Silu); }
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   OX_CHECK(beta != 0, Value, "softplus", "beta must be nonzero");
-  return unary_op(x, UnaryOp::Softplus, "softplus", {beta, threshold});
+  return unary_op(x, UnaryOp::Softplus, {beta, threshold});
 }
-Tensor mish(const Tensor& x) { return unary_op(x, UnaryOp::Mish, "mish"); }
-Tensor erf(const Tensor& x) { return unary_op(x, UnaryOp::Erf, "erf"); }
-Tensor erfc(const Tensor& x) { return unary_op(x, UnaryOp::Erfc, "erfc"); }
-Tensor floor(const Tensor& x) { return unary_op(x, UnaryOp::Floor, "floor"); }
-Tensor ceil(const Tensor& x) { return unary_op(x, UnaryOp::Ceil, "ceil"); }
-Tensor round(const Tensor& x) { return unary_op(x, UnaryOp::Round, "round"); }
-Tensor trunc(const Tensor& x) { return unary_op(x, UnaryOp::Trunc, "trunc"); }
+Tensor mish(const Tensor& x) { return unary_op(x, UnaryOp::Mish); }
+Tensor erf(const Tensor& x) { return unary_op(x, UnaryOp::Erf); }
+Tensor erfc(const Tensor& x) { return unary_op(x, UnaryOp::Erfc); }
+Tensor floor(const Tensor& x) { return unary_op(x, UnaryOp::Floor); }
+Tensor ceil(const Tensor& x) { return unary_op(x, UnaryOp::Ceil); }
+Tensor round(const Tensor& x) { return unary_op(x, UnaryOp::Round); }
+Tensor trunc(const Tensor& x) { return unary_op(x, UnaryOp::Trunc); }
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   OX_CHECK(min || max, Value, "clamp", "needs at least one of min and max");
@@ -263,7 +239,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
     const Tensor hi_t = ops::scalar_operand(ihi, dt, x.device());
     return ox::clamp(x.to(dt), min ? lo_t : Tensor(), max ? hi_t : Tensor());
   }
-  return unary_op(x.to(dt), UnaryOp::Clamp, "clamp", {lo, hi});
+  return unary_op(x.to(dt), UnaryOp::Clamp, {lo, hi});
 }
 
 Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max) {
@@ -281,15 +257,14 @@ Tensor nan_to_num(const Tensor& x, double nan, std::optional<double> posinf,
                      : dt == kBF16 ? 0x1.fep127
                      : dt == kF64  ? 1.7976931348623157e308
                                    : 0x1.fffffep127;
-  return unary_op(x, UnaryOp::NanToNum, "nan_to_num",
-                  {nan, posinf.value_or(big), neginf.value_or(-big)});
+  return unary_op(x, UnaryOp::NanToNum, {nan, posinf.value_or(big), neginf.value_or(-big)});
 }
 
-Tensor isnan(const Tensor& x) { return unary_op(x, UnaryOp::IsNan, "isnan"); }
-Tensor isinf(const Tensor& x) { return unary_op(x, UnaryOp::IsInf, "isinf"); }
-Tensor isfinite(const Tensor& x) { return unary_op(x, UnaryOp::IsFinite, "isfinite"); }
-Tensor logical_not(const Tensor& x) { return unary_op(x, UnaryOp::LogicalNot, "logical_not"); }
-Tensor bitwise_not(const Tensor& x) { return unary_op(x, UnaryOp::BitwiseNot, "bitwise_not"); }
+Tensor isnan(const Tensor& x) { return unary_op(x, UnaryOp::IsNan); }
+Tensor isinf(const Tensor& x) { return unary_op(x, UnaryOp::IsInf); }
+Tensor isfinite(const Tensor& x) { return unary_op(x, UnaryOp::IsFinite); }
+Tensor logical_not(const Tensor& x) { return unary_op(x, UnaryOp::LogicalNot); }
+Tensor bitwise_not(const Tensor& x) { return unary_op(x, UnaryOp::BitwiseNot); }
 
 Tensor operator-(const Tensor& x) { return neg(x); }
 Tensor operator~(const Tensor& x) { return bitwise_not(x); }

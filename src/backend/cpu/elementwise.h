@@ -1,12 +1,15 @@
 #pragma once
-// The elementwise kernel templates: one loop over strided runs, a functor per op. Contiguous
-// runs (and runs where an input is a broadcast scalar) take tight loops the compiler vectorizes.
+// The elementwise kernel templates: one loop over strided runs, a functor per op (the shared
+// functors of core/ops/, inlined). Contiguous runs (and runs where an input is a broadcast
+// scalar) take tight loops the compiler vectorizes.
 
 #include <type_traits>
 
 #include "backend/cpu/convert.h"
 #include "backend/cpu/loops.h"
 #include "core/dispatch.h"
+#include "core/elementwise_ops.h"
+#include "core/ops/scalar.h"
 
 namespace ox::cpu {
 
@@ -91,6 +94,14 @@ struct IntegralFamily {
   static constexpr bool value = !std::is_floating_point_v<compute_t<T>>;
 };
 
+// The dtypes an elementwise op's dtype class takes (core/elementwise_ops.h).
+template <DTypeClass kClass>
+struct ClassFamily {
+  using probe = std::conditional_t<class_takes(kClass, kF32), float, int64_t>;
+  template <class T>
+  static constexpr bool value = class_takes(kClass, dtype_of<T>);
+};
+
 template <class F>
 auto dispatch_floating(DType dt, F&& f) {
   return dispatch_family<FloatingFamily>(dt, std::forward<F>(f));
@@ -100,21 +111,9 @@ auto dispatch_integral_or_bool(DType dt, F&& f) {
   return dispatch_family<IntegralFamily>(dt, std::forward<F>(f));
 }
 
-// Integer arithmetic that wraps modulo 2^bits instead of overflowing (undefined in C++).
-template <class T>
-inline T wrap_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <class T>
-inline T wrap_sub(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-}
-template <class T>
-inline T wrap_mul(T a, T b) {
-  using U = std::make_unsigned_t<std::common_type_t<T, unsigned>>;  // no int promotion traps
-  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
+// Integer arithmetic that wraps modulo 2^bits instead of overflowing (core/ops/scalar.h).
+using elementwise::wrap_add;
+using elementwise::wrap_mul;
+using elementwise::wrap_sub;
 
 }  // namespace ox::cpu

@@ -221,25 +221,6 @@ HWY_EXPORT(UnaryF64);
 HWY_EXPORT(SoftmaxRowF32);
 HWY_EXPORT(SoftmaxRowF64);
 
-bool has_unary(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Exp:
-    case UnaryOp::Expm1:
-    case UnaryOp::Log:
-    case UnaryOp::Log2:
-    case UnaryOp::Log10:
-    case UnaryOp::Log1p:
-    case UnaryOp::Tanh:
-    case UnaryOp::Sigmoid:
-    case UnaryOp::Silu:
-    case UnaryOp::LogSigmoid:
-    case UnaryOp::GeluTanh:
-    case UnaryOp::Mish:
-      return true;
-    default:
-      return false;
-  }
-}
 void unary(UnaryOp op, const float* x, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(UnaryF32)(op, x, y, n);
 }

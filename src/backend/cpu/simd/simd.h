@@ -16,8 +16,28 @@
 
 namespace ox::cpu::simd {
 
+// The unary ops with a vector kernel (math.cpp's Unary): the CPU computes these with it for
+// every layout and dtype, instead of their scalar functors.
+constexpr bool has_unary(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp:
+    case UnaryOp::Expm1:
+    case UnaryOp::Log:
+    case UnaryOp::Log2:
+    case UnaryOp::Log10:
+    case UnaryOp::Log1p:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Silu:
+    case UnaryOp::LogSigmoid:
+    case UnaryOp::GeluTanh:
+    case UnaryOp::Mish:
+      return true;
+    default:
+      return false;
+  }
+}
 // y[i] = op(x[i]) for the ops has_unary accepts; x may equal y.
-bool has_unary(UnaryOp op);
 void unary(UnaryOp op, const float* x, float* y, int64_t n);
 void unary(UnaryOp op, const double* x, double* y, int64_t n);
 
