@@ -13,11 +13,13 @@
 
 namespace oxtest {
 
-// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing.
+// Runs `f` and returns the ox::Error it throws; fails the test when it throws nothing. An error
+// a device kernel found is raised at the next synchronization, which this includes.
 template <class F>
 ox::Error caught(F&& f) {
   try {
     f();
+    ox::synchronize();
   } catch (const ox::Error& e) {
     return e;
   }
@@ -30,6 +32,12 @@ template <class F>
 ox::ErrorKind kind_of(F&& f) {
   return caught(std::forward<F>(f)).kind();
 }
+
+// Whether the suite runs with tensors made on another device by default (OXMERA_TEST_DEVICE,
+// tests/test_device.cpp). Tests of host memory or of the CPU-only state skip there.
+inline bool on_test_device() { return !ox::default_device().is_cpu(); }
+#define OXTEST_SKIP_ON_TEST_DEVICE(why) \
+  if (oxtest::on_test_device()) GTEST_SKIP() << (why)
 
 // Whether the message of `e` contains `text`.
 // Runs the SIMD kernels at one target for a scope, then back at the best (whatever the scope
@@ -128,7 +136,7 @@ inline std::vector<double> values_of(const ox::Tensor& t) { return t.to_vector<d
 // The raw bytes of the elements in row-major order, for bitwise comparisons.
 inline std::vector<uint8_t> bytes_of(const ox::Tensor& t) {
   if (t.numel() == 0) return {};
-  const ox::Tensor c = t.contiguous();
+  const ox::Tensor c = t.cpu().contiguous();  // from any device
   const auto* p = static_cast<const uint8_t*>(c.raw_data_ptr(c.dtype()));
   return std::vector<uint8_t>(p, p + c.nbytes());
 }

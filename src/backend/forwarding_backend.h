@@ -5,13 +5,55 @@
 // tests wrap the CPU backend in one that plays a second device. A new primitive is forwarded
 // here once.
 
+#include <array>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "backend/backend.h"
 
 namespace ox {
+
+// Every primitive, by the name the hook receives (parity coverage checks these).
+inline constexpr std::array<std::string_view, 38> kPrimitiveNames = {"synchronize",
+                                                                     "copy",
+                                                                     "fill",
+                                                                     "arange",
+                                                                     "linspace",
+                                                                     "random",
+                                                                     "bernoulli",
+                                                                     "randperm",
+                                                                     "reduce",
+                                                                     "scan",
+                                                                     "unary",
+                                                                     "binary",
+                                                                     "matmul",
+                                                                     "where",
+                                                                     "softmax",
+                                                                     "softmax_backward",
+                                                                     "layer_norm",
+                                                                     "layer_norm_backward",
+                                                                     "cross_entropy",
+                                                                     "cross_entropy_backward",
+                                                                     "im2col",
+                                                                     "col2im",
+                                                                     "depthwise_conv2d",
+                                                                     "pool2d",
+                                                                     "pool2d_backward",
+                                                                     "gather",
+                                                                     "scatter",
+                                                                     "nonzero",
+                                                                     "sort",
+                                                                     "optim_step",
+                                                                     "cholesky",
+                                                                     "lu_factor",
+                                                                     "triangular_solve",
+                                                                     "lu_solve",
+                                                                     "geqrf",
+                                                                     "orgqr",
+                                                                     "eigh",
+                                                                     "svd"};
 
 template <class Hook>
 class ForwardingBackend : public Backend {

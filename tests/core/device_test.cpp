@@ -93,6 +93,7 @@ TEST(Device, Equality) {
 namespace {
 
 TEST(DefaultDevice, IsTheCpuUnlessSetAndGuardsNest) {
+  OXTEST_SKIP_ON_TEST_DEVICE("the test device is the default");
   EXPECT_EQ(ox::default_device(), ox::Device::cpu());
   {
     const ox::DeviceGuard outer(ox::Device::cuda(1));

@@ -146,7 +146,7 @@ inline void expect_close(const Tensor& got, const ShapeV& shape, const std::vect
 // Whether two tensors hold bitwise the same bytes (same dtype and shape).
 inline bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || !(a.shape() == b.shape())) return false;
-  const Tensor x = a.contiguous(), y = b.contiguous();
+  const Tensor x = a.cpu().contiguous(), y = b.cpu().contiguous();
   return std::memcmp(x.raw_data_ptr(x.dtype()), y.raw_data_ptr(y.dtype()), x.nbytes()) == 0;
 }
 

@@ -708,10 +708,6 @@ TEST(UnaryErrors, TypedErrors) {
   EXPECT_TRUE(oxtest::contains(e, "bool")) << e.what();
 }
 
-TEST(UnaryErrors, DeviceMismatchNeedsCuda) {
-  GTEST_SKIP() << "a unary op has one operand; device mismatch (binary ops) needs a CUDA device";
-}
-
 // ---- Thread counts ----------------------------------------------------------------------------
 
 TEST(UnaryThreads, OneAndTwoThreadsAreBitwiseIdentical) {

@@ -666,7 +666,7 @@ class ThreadCount {
 
 template <class T>
 std::vector<unsigned char> bytes_of(const ox::Tensor& t) {
-  const ox::Tensor c = t.contiguous();
+  const ox::Tensor c = t.cpu().contiguous();
   std::vector<unsigned char> out(c.nbytes());
   std::memcpy(out.data(), c.data_ptr<T>(), out.size());
   return out;

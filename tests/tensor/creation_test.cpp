@@ -140,7 +140,7 @@ TEST(Creation, EmptyZerosOnesFull) {
   EXPECT_EQ(e.dtype(), ox::kF32);
   EXPECT_EQ(shape_of(e), (Idx{2, 3}));
   EXPECT_EQ(strides_of(e), (Idx{3, 1}));
-  EXPECT_TRUE(e.device().is_cpu());
+  EXPECT_EQ(e.device(), ox::default_device());
   EXPECT_EQ(e.nbytes(), 24u);
   EXPECT_EQ(ox::empty({4}, ox::kI16).dtype(), ox::kI16);
   EXPECT_EQ(ox::empty({4}, ox::kI16).nbytes(), 8u);
@@ -189,7 +189,7 @@ TEST(Creation, LikeFunctionsFollowTheModel) {
   EXPECT_EQ(e.dtype(), ox::kF64);
   EXPECT_EQ(shape_of(e), (Idx{2, 3}));
   EXPECT_TRUE(e.is_contiguous());
-  EXPECT_TRUE(e.device().is_cpu());
+  EXPECT_EQ(e.device(), ox::default_device());
   EXPECT_FALSE(e.is_same_storage(model));
 
   const ox::Tensor z = ox::zeros_like(model);
@@ -419,7 +419,7 @@ TEST(Creation, CudaIsRefusedInACpuOnlyBuild) {
 }
 
 TEST(Creation, CpuToCpuIsTheSameTensor) {
-  const ox::Tensor t = ox::ones({2});
+  const ox::Tensor t = ox::ones({2}, {.device = ox::Device::cpu()});
   EXPECT_EQ(t.to(ox::Device::cpu()).impl(), t.impl());
   EXPECT_EQ(t.cpu().impl(), t.impl());
   EXPECT_EQ(t.to(ox::kF32).impl(), t.impl());
@@ -556,7 +556,8 @@ TEST(TensorMeta, ItemNeedsExactlyOneElement) {
 }
 
 TEST(TensorMeta, DataPtrChecksDTypeAndContiguity) {
-  ox::Tensor t = ox::arange(0, 12, 1, {.dtype = ox::kF32}).reshape({3, 4});
+  ox::Tensor t =
+      ox::arange(0, 12, 1, {.dtype = ox::kF32, .device = ox::Device::cpu()}).reshape({3, 4});
   float* p = t.data_ptr<float>();
   ASSERT_NE(p, nullptr);
   for (int i = 0; i < 12; ++i) EXPECT_EQ(p[i], float(i));
@@ -575,8 +576,9 @@ TEST(TensorMeta, DataPtrChecksDTypeAndContiguity) {
   EXPECT_EQ(kind_of([&] { t.select(0, 0).expand({2, 4}).data_ptr<float>(); }), ErrorKind::Value);
   // The dtype is checked before the layout.
   EXPECT_EQ(kind_of([&] { t.t().data_ptr<int64_t>(); }), ErrorKind::DType);
-  EXPECT_NE(ox::zeros({2}, ox::kBool).data_ptr<bool>(), nullptr);
-  EXPECT_NE(ox::zeros({2}, ox::kF16).data_ptr<ox::Half>(), nullptr);
+  const ox::Device cpu = ox::Device::cpu();
+  EXPECT_NE(ox::zeros({2}, {ox::kBool, cpu}).data_ptr<bool>(), nullptr);
+  EXPECT_NE(ox::zeros({2}, {ox::kF16, cpu}).data_ptr<ox::Half>(), nullptr);
 }
 
 // ---- from_blob ----------------------------------------------------------------------------

@@ -6,6 +6,8 @@
 // copies to the host, so that a test can prove a path never reads a device value back.
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace oxtest {
 
@@ -14,5 +16,8 @@ void use_device_stand_in();
 
 // Copies from a stand-in device to the host since the process started.
 int64_t device_to_host_copies();
+
+// The primitives called on the stand-in since the process started, sorted.
+std::vector<std::string> primitives_called();
 
 }  // namespace oxtest

@@ -4,6 +4,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -17,6 +18,20 @@ namespace oxtest {
 namespace {
 
 std::atomic<int64_t> g_device_to_host{0};
+
+struct Called {
+  std::mutex mutex;
+  std::set<std::string> names;
+};
+Called& called() {
+  static Called* c = new Called();  // outlives static tensors' last calls
+  return *c;
+}
+void note_call(const char* primitive) {
+  Called& c = called();
+  const std::lock_guard lock(c.mutex);
+  c.names.emplace(primitive);
+}
 
 // The first check a kernel failed since the last synchronization, as a GPU's error word.
 struct ErrorWord {
@@ -44,6 +59,7 @@ struct DeferChecks {
 
   template <class F>
   decltype(auto) operator()(const char* primitive, F&& f) const {
+    note_call(primitive);
     if constexpr (std::is_void_v<decltype(f())>) {
       if (makes_checks(primitive)) {
         try {
@@ -74,8 +90,12 @@ class StandInBackend final : public ox::ForwardingBackend<DeferChecks> {
     info.devices = {"host stand-in 0", "host stand-in 1"};
     return info;
   }
-  void synchronize(int) override { word_->raise_pending(); }
+  void synchronize(int) override {
+    note_call("synchronize");
+    word_->raise_pending();
+  }
   void copy(const ox::StridedArray& dst, const ox::StridedArray& src) override {
+    note_call("copy");
     inner_->copy(dst, src);
     if (dst.device.is_cpu() && !src.device.is_cpu()) {
       ++g_device_to_host;
@@ -98,5 +118,11 @@ void use_device_stand_in() {
 }
 
 int64_t device_to_host_copies() { return g_device_to_host.load(); }
+
+std::vector<std::string> primitives_called() {
+  Called& c = called();
+  const std::lock_guard lock(c.mutex);
+  return {c.names.begin(), c.names.end()};
+}
 
 }  // namespace oxtest
