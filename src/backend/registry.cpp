@@ -18,6 +18,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/report.h"
 #include "oxmera/core/error.h"
 
 namespace ox {
@@ -312,6 +313,8 @@ std::vector<BackendInfo> backend_infos() {
     const auto type = static_cast<DeviceType>(t);
     if (Backend* b = find_backend(type)) {
       infos.push_back(b->info());
+    } else if (type == DeviceType::CUDA) {
+      infos.push_back(cuda::detail::runtime_report());  // the runtime, until the backend exists
     } else {
       BackendInfo missing;
       missing.name = std::string(device_type_name(type));
