@@ -92,6 +92,10 @@ message(STATUS "oxmera: CUDA ${OXMERA_NVCC_VERSION} (${OXMERA_NVCC}): machine co
 find_file(OXMERA_CUDA_STUB_DRIVER libcuda.so NO_DEFAULT_PATH
           PATHS ${OXMERA_CUDA_ROOT}/lib64/stubs ${OXMERA_CUDA_ROOT}/lib/stubs
                 ${OXMERA_CUDA_ROOT}/targets/x86_64-linux/lib/stubs)
+set(OXMERA_CUDA_STUB "")
+if(OXMERA_CUDA_STUB_DRIVER)
+  set(OXMERA_CUDA_STUB ${OXMERA_CUDA_STUB_DRIVER})
+endif()
 find_program(OXMERA_PTXAS ptxas HINTS ${OXMERA_CUDA_ROOT}/bin NO_DEFAULT_PATH)
 
 # Settings the compile script reads (one file, so lists need no escaping on command lines).

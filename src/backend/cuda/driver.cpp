@@ -129,9 +129,8 @@ DriverState load_driver(const std::string& path) {
   if (handle == nullptr) {
     const char* error = dlerror();
     state.status = "not loaded: " + std::string(error != nullptr ? error : "dlopen failed");
-    state.reason = "the CUDA driver " + path + " could not be loaded (" +
-                   (error != nullptr ? error : "dlopen failed") + ")";
-    if (path == "libcuda.so.1") state.reason = "no NVIDIA driver: " + state.reason;
+    state.reason = (path == "libcuda.so.1" ? "no NVIDIA driver (" : "no CUDA driver (") + path +
+                   " could not be loaded: " + (error != nullptr ? error : "dlopen failed") + ")";
     return state;
   }
   auto d = std::make_unique<Driver>();

@@ -107,8 +107,8 @@ BackendInfo runtime_report() {
   info.reason = s.reason.empty() ? "the CUDA runtime works, but the CUDA backend's primitives "
                                    "are not written yet (issue 16)"
                                  : s.reason;
-  info.features.emplace_back(
-      "build", "CUDA " + std::string(kernel_build().nvcc_version) + " kernels (nvcc)");
+  info.features.emplace_back("build",
+                             "with CUDA (nvcc " + std::string(kernel_build().nvcc_version) + ")");
   info.features.emplace_back("driver", s.status);
   for (int i = 0; i < s.device_count; ++i) {
     try {

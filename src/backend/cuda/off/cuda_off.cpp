@@ -38,7 +38,7 @@ BackendInfo runtime_report() {
   BackendInfo info;
   info.name = "cuda";
   info.reason = OXMERA_CUDA_REASON;
-  info.features.emplace_back("build", OXMERA_CUDA_REASON);
+  info.features.emplace_back("build", "without CUDA: " OXMERA_CUDA_REASON);
   return info;
 }
 
