@@ -36,12 +36,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-bool is_hex(const std::string& s, size_t size) {
-  return s.size() == size && std::all_of(s.begin(), s.end(), [](char c) {
-           return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-         });
-}
-
 // ---- Every build ---------------------------------------------------------------------------
 
 TEST(CudaRuntime, RefusedWithAReasonWhereNoDeviceRuns) {
@@ -96,6 +90,12 @@ TEST(CudaRuntime, DoctorsReportSaysWhy) {
 
 #ifdef OXMERA_TEST_WITH_CUDA
 namespace cuda = ox::cuda::detail;
+
+bool is_hex(const std::string& s, size_t size) {
+  return s.size() == size && std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+         });
+}
 
 // ---- The driver loader ----------------------------------------------------------------------
 
