@@ -99,11 +99,9 @@ endif()
 find_program(OXMERA_PTXAS ptxas HINTS ${OXMERA_CUDA_ROOT}/bin NO_DEFAULT_PATH)
 
 # Settings the compile script reads (one file, so lists need no escaping on command lines).
-set(OXMERA_CUDA_LAUNCHER "")
-if(OXMERA_CCACHE AND OXMERA_TOP_LEVEL)
-  set(OXMERA_CUDA_LAUNCHER env CCACHE_BASEDIR=${PROJECT_SOURCE_DIR} CCACHE_NOHASHDIR=1
-                           ${OXMERA_CCACHE})
-endif()
+# nvcc runs through the C++ compiler's launcher: the top level's ccache with the source tree as
+# base directory, or whatever a parent project (add_subdirectory) chose.
+set(OXMERA_CUDA_LAUNCHER ${CMAKE_CXX_COMPILER_LAUNCHER})
 set(OXMERA_CUDA_GEN ${PROJECT_BINARY_DIR}/generated/cuda)
 set(OXMERA_NVCC_FLAGS -std=c++20 --expt-relaxed-constexpr -O3 -Isrc -Iinclude)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/cuda_settings.cmake.in ${OXMERA_CUDA_GEN}/settings.cmake
