@@ -50,7 +50,10 @@ endif()
 
 if(NOT OXMERA_CUDA_ENABLED)
   message(STATUS "oxmera: CUDA off: ${OXMERA_CUDA_REASON}")
-  target_compile_definitions(oxmera PRIVATE "OXMERA_CUDA_REASON=\"${OXMERA_CUDA_REASON}\"")
+  # On the one file that needs it: the library's other files keep the commands (and compiler
+  # cache entries) of every build.
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/backend/cuda/off/cuda_off.cpp PROPERTIES
+                              COMPILE_DEFINITIONS "OXMERA_CUDA_REASON=\"${OXMERA_CUDA_REASON}\"")
   return()
 endif()
 
@@ -102,7 +105,8 @@ find_program(OXMERA_PTXAS ptxas HINTS ${OXMERA_CUDA_ROOT}/bin NO_DEFAULT_PATH)
 # nvcc runs through the C++ compiler's launcher: the top level's ccache with the source tree as
 # base directory, or whatever a parent project (add_subdirectory) chose.
 set(OXMERA_CUDA_LAUNCHER ${CMAKE_CXX_COMPILER_LAUNCHER})
-set(OXMERA_CUDA_GEN ${PROJECT_BINARY_DIR}/generated/cuda)
+# Outside generated/, whose headers are installed.
+set(OXMERA_CUDA_GEN ${PROJECT_BINARY_DIR}/cuda-kernels)
 set(OXMERA_NVCC_FLAGS -std=c++20 --expt-relaxed-constexpr -O3 -Isrc -Iinclude)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/cuda_settings.cmake.in ${OXMERA_CUDA_GEN}/settings.cmake
                @ONLY)
@@ -148,6 +152,8 @@ string(APPEND table "  };\n  return images;\n}\n\n"
 file(CONFIGURE OUTPUT ${OXMERA_CUDA_GEN}/kernel_table.cpp CONTENT "${table}")
 
 target_sources(oxmera PRIVATE ${image_sources} ${OXMERA_CUDA_GEN}/kernel_table.cpp)
-target_include_directories(oxmera SYSTEM PRIVATE ${OXMERA_CUDA_INCLUDE_DIR})
-target_compile_definitions(oxmera PRIVATE OXMERA_WITH_CUDA=1)
+# <cuda.h> (types only) for the runtime's files alone, as above.
+file(GLOB runtime_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/backend/cuda/*.cpp)
+set_source_files_properties(${runtime_sources} PROPERTIES COMPILE_OPTIONS
+                            "-isystem;${OXMERA_CUDA_INCLUDE_DIR}")
 target_link_libraries(oxmera PRIVATE ${CMAKE_DL_LIBS})
