@@ -50,6 +50,10 @@ TEST(CudaRuntime, RefusedWithAReasonWhereNoDeviceRuns) {
   } else if (getenv("OXMERA_CUDA_DRIVER") == nullptr && ox::cuda::driver_version() == 0) {
     // This machine (and CI) has no driver: the reason names the library dlopen could not load.
     EXPECT_TRUE(contains(reason, "libcuda.so.1")) << reason;
+  } else if (getenv("OXMERA_TEST_STUB_DRIVER") != nullptr) {
+    // ctest's cuda_stub_driver: OXMERA_CUDA_DRIVER names the toolkit's stub libcuda.so.
+    EXPECT_EQ(reason.rfind("cuInit failed: CUDA_ERROR_STUB_LIBRARY", 0), 0u) << reason;
+    EXPECT_EQ(ox::cuda::driver_version(), 0);
   }
   if (ox::cuda::device_count() == 0) {
     const ox::Error e = caught([] { ox::cuda::get_device_properties(0); });
