@@ -61,7 +61,7 @@ install: build
 
 format:
 	@bash scripts/install-deps.sh --format
-	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu')
+	clang-format -i $$(git ls-files '*.h' '*.cpp' '*.cu' '*.cuh')
 
 clean:
 	rm -rf build

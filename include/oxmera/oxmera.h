@@ -8,6 +8,7 @@
 #include "oxmera/core/half.h"
 #include "oxmera/core/layout.h"
 #include "oxmera/core/shape.h"
+#include "oxmera/cuda.h"
 #include "oxmera/data.h"
 #include "oxmera/indexing.h"
 #include "oxmera/io.h"

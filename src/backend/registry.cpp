@@ -19,6 +19,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/report.h"
 #include "backend/forwarding_backend.h"
 #include "oxmera/core/error.h"
 
@@ -135,8 +136,12 @@ void register_backend(std::unique_ptr<Backend> backend) { registry().install(std
 Backend& backend_for(DeviceType type, const char* op) {
   remember_op(op);
   Backend* b = find_backend(type);
-  OX_CHECK(b, Device, op, "no ", device_type_name(type),
-           " backend in this build (`oxmera doctor` says which backends exist and why)");
+  if (b == nullptr) [[unlikely]] {
+    const std::string why = type == DeviceType::CUDA ? cuda::detail::runtime_report().reason
+                                                     : std::string("not built into this library");
+    OX_FAIL(Device, op, "no ", device_type_name(type), " backend: ", why,
+            " (`oxmera doctor` says which backends exist and why)");
+  }
   return *b;
 }
 
@@ -154,6 +159,8 @@ std::vector<BackendInfo> backend_infos() {
     const auto type = static_cast<DeviceType>(t);
     if (Backend* b = find_backend(type)) {
       infos.push_back(b->info());
+    } else if (type == DeviceType::CUDA) {
+      infos.push_back(cuda::detail::runtime_report());  // the runtime, until the backend exists
     } else {
       BackendInfo missing;
       missing.name = std::string(device_type_name(type));

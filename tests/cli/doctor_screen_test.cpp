@@ -10,7 +10,9 @@
 // Everything else is literal.
 
 #include <gtest/gtest.h>
+#include <oxmera/cuda.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <fstream>
@@ -118,16 +120,17 @@ PtyOptions terminal(int rows, int cols) {
   return o;
 }
 
-// What `oxmera doctor ARGS` writes to a pipe.
-std::string piped_doctor(const std::string& args) {
+// What `ENV oxmera doctor ARGS` writes to a pipe (ENV: NAME=value words for the shell).
+std::string piped_doctor_with(const std::string& env, const std::string& args) {
   std::string out;
-  FILE* pipe = popen((std::string(OXMERA_CLI_PATH) + " doctor " + args).c_str(), "r");
+  FILE* pipe = popen((env + " " + std::string(OXMERA_CLI_PATH) + " doctor " + args).c_str(), "r");
   if (pipe == nullptr) return out;
   char buffer[4096];
   for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
   EXPECT_EQ(pclose(pipe), 0);
   return out;
 }
+std::string piped_doctor(const std::string& args) { return piped_doctor_with("", args); }
 
 std::vector<std::string> words(const std::string& text) {
   std::istringstream in(text);
@@ -172,10 +175,14 @@ TEST(GoldenScreen, MasksValuesNotLayout) {
   EXPECT_NE(golden_mismatch("a (b) [c]. {{*}}\n", {"a (b) [c]x x"}), "");
 }
 
-TEST(DoctorScreen, MatchesTheGoldenAt100x45) {
-  PtyProcess p({OXMERA_CLI_PATH, "doctor"}, terminal(45, 100));
+// The golden of a build with CUDA kernels lists the CUDA lines (one device at most: a machine
+// with more shows more lines than the golden allows); a build without them has its own.
+TEST(DoctorScreen, MatchesTheGoldenAt100x60) {
+  if (ox::cuda::device_count() > 1) GTEST_SKIP() << "the golden allows for one GPU at most";
+  PtyProcess p({OXMERA_CLI_PATH, "doctor"}, terminal(60, 100));
   ASSERT_EQ(p.wait_exit(kWait), 0) << p.text();
-  expect_screen_matches(p, "doctor_100x45.txt");
+  expect_screen_matches(
+      p, ox::cuda::is_built() ? "doctor_100x60.txt" : "doctor_100x60_without_cuda.txt");
 }
 
 // Narrower terminals: the program breaks its own lines, at spaces, so that the terminal never
@@ -213,6 +220,47 @@ TEST(DoctorScreen, PipedOutputIsNotWrapped) {
   const std::string blas = j["backends"]["cpu"]["blas"].get<std::string>();
   EXPECT_NE(out.find("    blas "), std::string::npos);
   EXPECT_NE(out.find(blas + "\n"), std::string::npos) << "the blas value [" << blas << "]";
+}
+
+// CUDA's lines say why it cannot be used: here (and in CI) there is no driver; with the
+// toolkit's stub libcuda.so named by OXMERA_CUDA_DRIVER, the driver loads and cuInit refuses it.
+TEST(DoctorCuda, SaysWhyCudaIsUnavailable) {
+  const nlohmann::json j = nlohmann::json::parse(piped_doctor("--json"));
+  const nlohmann::json& cuda = j["backends"]["cuda"];
+  ASSERT_TRUE(cuda.is_object()) << j.dump(2);
+  const std::string available = cuda["available"].get<std::string>();
+  const std::string build = cuda["build"].get<std::string>();
+  if (!ox::cuda::is_built()) {
+    EXPECT_EQ(available, "no: " + ox::cuda::unavailable_reason());
+    EXPECT_EQ(build.rfind("without CUDA: ", 0), 0u) << build;
+    return;
+  }
+  EXPECT_EQ(build.rfind("with CUDA (nvcc ", 0), 0u) << build;
+  EXPECT_EQ(cuda["kernel fingerprint"].get<std::string>(), ox::cuda::kernel_fingerprint());
+  EXPECT_NE(cuda["kernel targets"].get<std::string>().find("compute_"), std::string::npos);
+  for (const char* library : {"cublas", "cublasLt", "nvrtc"}) {
+    const std::string value = cuda[library].get<std::string>();
+    EXPECT_TRUE(value.find("(found)") != std::string::npos || value.rfind("missing: ", 0) == 0)
+        << library << ": " << value;
+  }
+  if (ox::cuda::driver_version() == 0 && getenv("OXMERA_CUDA_DRIVER") == nullptr) {
+    EXPECT_EQ(available.rfind("no: no NVIDIA driver (libcuda.so.1 could not be loaded", 0), 0u)
+        << available;
+    EXPECT_EQ(cuda["driver"].get<std::string>().rfind("not loaded: libcuda.so.1", 0), 0u)
+        << cuda["driver"];
+  }
+}
+
+TEST(DoctorCuda, TheStubDriverIsRefusedAtCuInit) {
+  if (std::string(OXMERA_PTY_CUDA_STUB).empty()) GTEST_SKIP() << "no CUDA toolkit stub here";
+  const nlohmann::json j = nlohmann::json::parse(
+      piped_doctor_with("OXMERA_CUDA_DRIVER=" + std::string(OXMERA_PTY_CUDA_STUB), "--json"));
+  const nlohmann::json& cuda = j["backends"]["cuda"];
+  const std::string available = cuda["available"].get<std::string>();
+  const std::string driver = cuda["driver"].get<std::string>();
+  EXPECT_EQ(available.rfind("no: cuInit failed: CUDA_ERROR_STUB_LIBRARY", 0), 0u) << available;
+  EXPECT_NE(driver.find(OXMERA_PTY_CUDA_STUB), std::string::npos) << driver;
+  EXPECT_NE(driver.find("cuInit failed: CUDA_ERROR_STUB_LIBRARY"), std::string::npos) << driver;
 }
 
 // --json on a terminal is not wrapped either: it parses, values whole.

@@ -1,0 +1,23 @@
+# ctest's cuda_no_linked_driver: no file of FILES (the library when shared, the oxmera command,
+# the test program) needs libcuda or a CUDA runtime library at load time; they are dlopen'd.
+if(NOT READELF)
+  message(FATAL_ERROR "readelf was not found")
+endif()
+foreach(file ${FILES})
+  execute_process(COMMAND ${READELF} -d ${file} OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "readelf -d ${file} failed")
+  endif()
+  string(REGEX MATCHALL "\\(NEEDED\\)[^\n]*\\[[^]\n]*\\]" needed "${dynamic}")
+  if(NOT needed)
+    message(FATAL_ERROR "readelf -d ${file} lists no NEEDED entry: cannot tell")
+  endif()
+  foreach(entry ${needed})
+    if(entry MATCHES "\\[(libcuda|libcudart|libcublas|libcublasLt|libnvrtc|libnccl|libcusolver)[.]")
+      message(FATAL_ERROR "${file} links ${CMAKE_MATCH_1} (${entry}); CUDA libraries are loaded "
+                          "at run time")
+    endif()
+  endforeach()
+  list(LENGTH needed n)
+  message(STATUS "${file}: ${n} NEEDED entries, no CUDA library")
+endforeach()
