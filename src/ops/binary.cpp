@@ -50,7 +50,7 @@ Plan plan_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, 
 // The operands as tensors of the compute dtype on `device`.
 Tensor operand(const TensorOrScalar& x, DType dtype, Device device) {
   return x.is_scalar() ? ops::scalar_operand(x.scalar(), dtype, device)
-                       : ops::operand_on(x.tensor(), dtype, device);
+                       : x.tensor().to(device, dtype);
 }
 
 Device device_of(const TensorOrScalar& a, const TensorOrScalar& b, const char* name) {
@@ -329,7 +329,7 @@ Tensor where(const Tensor& condition, const TensorOrScalar& a, const TensorOrSca
   const Device device =
       ops::elementwise_device("where", {&condition, a.is_scalar() ? &condition : &a.tensor(),
                                         b.is_scalar() ? &condition : &b.tensor()});
-  const Tensor cond = ops::operand_on(condition, kBool, device);
+  const Tensor cond = condition.to(device);
   ResultType rt;
   ops::add_operand(rt, a);
   ops::add_operand(rt, b);

@@ -34,8 +34,6 @@ Device elementwise_device(const char* op, std::initializer_list<const Tensor*> t
   return first->device();
 }
 
-Tensor operand_on(const Tensor& t, DType dtype, Device device) { return t.to(device, dtype); }
-
 StridedArray dim_last(StridedArray a, int64_t dim) {
   if (a.shape.empty()) return a;
   const auto d = static_cast<size_t>(dim);

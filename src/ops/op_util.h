@@ -17,9 +17,8 @@ inline const TensorImpl& impl_of(const Tensor& t, const char* op) {
 // The one device all tensor operands are on; a Device error naming both otherwise.
 Device common_device(const char* op, std::initializer_list<const Tensor*> tensors);
 // The same for elementwise ops, where a 0-d CPU tensor also mixes with tensors of another
-// device, as a scalar would (PyTorch's rule); the op moves it there (operand_on).
+// device, as a scalar would (PyTorch's rule); the op moves it there with to(device, dtype).
 Device elementwise_device(const char* op, std::initializer_list<const Tensor*> tensors);
-Tensor operand_on(const Tensor& t, DType dtype, Device device);
 
 // A view of `t` as a kernel argument broadcast to `shape` (stride 0 where it broadcasts).
 StridedArray broadcast_array(const Tensor& t, const Shape& shape);
