@@ -196,6 +196,10 @@ struct Hypot {
 template <class C>
 struct LogAddExp {  // log(exp(x) + exp(y)) without overflow
   OX_HOST_DEVICE C operator()(C x, C y) const {
+    // A NaN operand is returned as it is: through the formula its sign would depend on which
+    // operand order the compiler picked for the final addition (x86 keeps the first NaN).
+    if (x != x) return x;
+    if (y != y) return y;
     if (x == y && std::isinf(x)) return x;  // inf + inf, -inf + -inf (not inf - inf = NaN)
     const C m = x < y ? y : x;
     return m + std::log1p(std::exp(-std::fabs(x - y)));
