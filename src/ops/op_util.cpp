@@ -4,10 +4,16 @@
 
 namespace ox::ops {
 
-Device common_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+namespace {
+
+// The first of the defined tensors that `counts` selects, after checking that all of those are
+// on its device (a Device error naming two that differ); null when none is selected.
+template <class Counts>
+const Tensor* one_device(const char* op, std::initializer_list<const Tensor*> tensors,
+                         Counts counts) {
   const Tensor* first = nullptr;
   for (const Tensor* t : tensors) {
-    if (!t->defined()) continue;
+    if (!t->defined() || !counts(*t)) continue;
     if (!first) {
       first = t;
       continue;
@@ -15,23 +21,23 @@ Device common_device(const char* op, std::initializer_list<const Tensor*> tensor
     OX_CHECK(t->device() == first->device(), Device, op, "expected all tensors on one device, got ",
              first->device(), " and ", t->device());
   }
+  return first;
+}
+
+}  // namespace
+
+Device common_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const Tensor* first = one_device(op, tensors, [](const Tensor&) { return true; });
   OX_CHECK(first, Value, op, "needs at least one tensor operand");
   return first->device();
 }
 
 Device elementwise_device(const char* op, std::initializer_list<const Tensor*> tensors) {
-  const Tensor* first = nullptr;  // the first tensor that is not a 0-d CPU tensor
-  for (const Tensor* t : tensors)
-    if (t->defined() && !(t->dim() == 0 && t->device().is_cpu())) {
-      first = t;
-      break;
-    }
-  if (!first) return common_device(op, tensors);  // all on the CPU
-  for (const Tensor* t : tensors)
-    if (t->defined() && !(t->dim() == 0 && t->device().is_cpu()))
-      OX_CHECK(t->device() == first->device(), Device, op,
-               "expected all tensors on one device, got ", first->device(), " and ", t->device());
-  return first->device();
+  const auto not_cpu_scalar = [](const Tensor& t) {
+    return !(t.dim() == 0 && t.device().is_cpu());
+  };
+  if (const Tensor* first = one_device(op, tensors, not_cpu_scalar)) return first->device();
+  return common_device(op, tensors);  // only 0-d CPU tensors: the CPU
 }
 
 StridedArray dim_last(StridedArray a, int64_t dim) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dispatch.h"
 #include "oxmera/autograd.h"
 #include "oxmera/tensor.h"
 #include "tensor/tensor_impl.h"
@@ -26,13 +27,18 @@ const char* element_address(const TensorImpl& t, const Dims& index) {
   return static_cast<const char*>(t.data()) + offset * static_cast<int64_t>(dtype_size(t.dtype()));
 }
 
-// The values printed are a CPU copy converted to f64 (floating dtypes) or i64 (the others, so
-// that every i64 prints exactly): the backends do every conversion.
+// Elements are read from the CPU copy as they are shown (a summarized tensor reads a few): no
+// converted copy of the whole tensor. Floating values as double; integers and bools as int64,
+// not through double, so every i64 prints exactly.
 double element_at(const TensorImpl& t, const Dims& index) {
-  return *reinterpret_cast<const double*>(element_address(t, index));
+  return dispatch_dtype(t.dtype(), [&]<class T>() {
+    return static_cast<double>(*reinterpret_cast<const T*>(element_address(t, index)));
+  });
 }
 int64_t integer_at(const TensorImpl& t, const Dims& index) {
-  return *reinterpret_cast<const int64_t*>(element_address(t, index));
+  return dispatch_dtype(t.dtype(), [&]<class T>() {
+    return static_cast<int64_t>(*reinterpret_cast<const T*>(element_address(t, index)));
+  });
 }
 
 // Visits the indices that will be shown, in order, for choosing one number format.
@@ -165,7 +171,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& tensor) {
   if (!tensor.defined()) return os << "tensor(undefined)";
   const DType dtype = tensor.dtype();
   const NoGradGuard no_grad;
-  const Tensor host = tensor.to(Device::cpu(), is_floating(dtype) ? kF64 : kI64);
+  const Tensor host = tensor.cpu();  // the tensor itself on the CPU
   const TensorImpl& t = *host.impl();
   const Shape& shape = t.layout().shape;
   const int64_t numel = t.layout().numel();

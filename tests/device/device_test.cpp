@@ -26,6 +26,7 @@ namespace {
 using ox::Device;
 using ox::ErrorKind;
 using oxtest::caught;
+using oxtest::contains;
 
 const Device kGpu = Device::cuda(0);
 
@@ -34,10 +35,6 @@ class DeviceStandIn : public ::testing::Test {
   void SetUp() override { oxtest::use_device_stand_in(); }
   void TearDown() override { ox::set_default_device(Device::cpu()); }
 };
-
-bool contains(const ox::Error& e, const std::string& text) {
-  return std::string(e.what()).find(text) != std::string::npos;
-}
 
 TEST_F(DeviceStandIn, FactoriesMakeTensorsOnTheDefaultDevice) {
   ox::Generator gen(7);
