@@ -377,4 +377,38 @@ TEST(CudaAlloc, TwoThreadsAllocatingAndFreeing) {
   EXPECT_EQ(f.device.used, 0u);
 }
 
+// ---- The public API where CUDA is not available (this machine: no driver) ------------------
+
+void expect_unavailable(const ox::Error& e) {
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Device);
+  EXPECT_TRUE(contains(e.what(), ox::cuda::unavailable_reason())) << e.what();
+}
+
+TEST(CudaStream, StreamsEventsAndMemoryRefusedWithTheReason) {
+  if (ox::cuda::is_available()) GTEST_SKIP() << "CUDA is available here";
+  ASSERT_FALSE(ox::cuda::unavailable_reason().empty());
+  expect_unavailable(caught([] { ox::cuda::Stream::default_stream(0); }));
+  expect_unavailable(caught([] { ox::cuda::Stream::create(0); }));
+  expect_unavailable(caught([] { ox::cuda::current_stream(0); }));
+  expect_unavailable(caught([] { ox::cuda::memory_stats(0); }));
+  expect_unavailable(caught([] { ox::cuda::reset_peak_memory_stats(0); }));
+  // Emptying a cache that never held anything is no error: ox::empty_cache() calls it.
+  ox::cuda::empty_cache();
+  ox::empty_cache();
+}
+
+TEST(CudaStream, AnEventNeverRecordedCountsAsDone) {
+  ox::cuda::Event e(/*enable_timing=*/true);
+  EXPECT_FALSE(e.is_recorded());
+  EXPECT_TRUE(e.query());
+  e.synchronize();  // returns at once
+  ox::cuda::Event moved(std::move(e));
+  EXPECT_TRUE(moved.query());
+  const ox::Error err = caught([&] { (void)moved.elapsed_time(moved); });
+  if (ox::cuda::is_built())
+    EXPECT_EQ(err.kind(), ox::ErrorKind::Value);  // not recorded
+  else
+    EXPECT_EQ(err.kind(), ox::ErrorKind::Device);
+}
+
 }  // namespace

@@ -1,0 +1,20 @@
+#pragma once
+// The CUDA caching allocator of each device (backend/device_caching_allocator.h over the
+// driver's cuMemAlloc, cuMemFree and events; docs/CUDA.md "Memory"). Declared in every build:
+// without CUDA, device_allocator raises ox::Error (Device) with the reason and
+// empty_device_caches does nothing.
+
+#include "backend/device_caching_allocator.h"
+
+namespace ox::cuda::detail {
+
+// The allocator of `device`, made on first use (caching, or direct when OXMERA_CUDA_ALLOC is
+// "direct"); allocate(n) queues on the thread's current stream of the device. This is what the
+// CUDA Backend's allocator(device) returns. Never destroyed (the driver may be gone at exit).
+DeviceCachingAllocator& device_allocator(int device);
+
+// empty_cache() of every allocator made so far: ox::empty_cache() calls it while no CUDA Backend
+// is registered (afterwards the registry reaches the allocators through Backend::allocator).
+void empty_device_caches() noexcept;
+
+}  // namespace ox::cuda::detail
