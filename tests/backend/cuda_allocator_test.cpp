@@ -2,7 +2,8 @@
 // host memory whose events complete when the test says so: rounding and pools, splitting and
 // merging, stream-ordered reuse, record_stream, statistics, empty_cache, the out-of-memory retry
 // and message, direct mode, two threads. And the public streams/events/memory API
-// (include/oxmera/cuda.h) where no CUDA device runs: Device errors with the reason.
+// (include/oxmera/cuda.h) where no CUDA device runs: Device errors with the reason; where one
+// does, streams, events and the allocator on the driver (CudaMemoryOnDevice).
 
 #include <gtest/gtest.h>
 #include <oxmera/oxmera.h>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cuda/memory.h"
 #include "backend/device_caching_allocator.h"
 #include "test_util.h"
 
@@ -409,6 +411,91 @@ TEST(CudaStream, AnEventNeverRecordedCountsAsDone) {
     EXPECT_EQ(err.kind(), ox::ErrorKind::Value);  // not recorded
   else
     EXPECT_EQ(err.kind(), ox::ErrorKind::Device);
+}
+
+// ---- On a GPU (skipped elsewhere, with the reason) ------------------------------------------
+
+class CudaMemoryOnDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ox::cuda::is_available())
+      GTEST_SKIP() << "no usable CUDA device: " << ox::cuda::unavailable_reason();
+  }
+};
+
+TEST_F(CudaMemoryOnDevice, CurrentStreamAndGuardPerThread) {
+  using ox::cuda::Stream;
+  const Stream def = Stream::default_stream(0);
+  EXPECT_TRUE(def.is_default());
+  EXPECT_EQ(ox::cuda::current_stream(0), def);
+  const Stream s = Stream::create(0);
+  EXPECT_FALSE(s.is_default());
+  EXPECT_NE(Stream::create(0), s);  // the next of the pool
+  {
+    ox::cuda::StreamGuard guard(s);
+    EXPECT_EQ(ox::cuda::current_stream(0), s);
+    std::thread([&] { EXPECT_EQ(ox::cuda::current_stream(0), def); }).join();
+  }
+  EXPECT_EQ(ox::cuda::current_stream(0), def);
+  s.synchronize();
+  EXPECT_TRUE(s.query());
+  EXPECT_EQ(caught([] { Stream::create(ox::cuda::device_count()); }).kind(), ox::ErrorKind::Device);
+}
+
+TEST_F(CudaMemoryOnDevice, EventsRecordQueryAndTime) {
+  const ox::cuda::Stream s = ox::cuda::Stream::create(0);
+  ox::cuda::Event start(true), end(true);
+  start.record(s);
+  end.record(s);
+  end.synchronize();
+  EXPECT_TRUE(start.query());
+  EXPECT_TRUE(end.query());
+  EXPECT_GE(start.elapsed_time(end), 0.0f);
+  ox::cuda::Event untimed;
+  untimed.record(s);
+  EXPECT_EQ(caught([&] { (void)untimed.elapsed_time(end); }).kind(), ox::ErrorKind::Value);
+  ox::cuda::Stream::default_stream(0).wait(end);  // queues a wait; returns at once
+  ox::cuda::Stream::default_stream(0).synchronize();
+}
+
+TEST_F(CudaMemoryOnDevice, AllocatorReuseStatsAndStreams) {
+  ox::DeviceCachingAllocator& a = ox::cuda::detail::device_allocator(0);
+  if (a.mode() == ox::DeviceCachingAllocator::Mode::Direct)
+    GTEST_SKIP() << "OXMERA_CUDA_ALLOC=direct: nothing is cached";
+  const ox::cuda::MemoryStats before = ox::cuda::memory_stats(0);
+  void* p = a.allocate(1000);  // on the default stream
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(ox::cuda::memory_stats(0).allocated, before.allocated + 1024);
+  EXPECT_GE(ox::cuda::memory_stats(0).reserved, before.reserved);
+  a.deallocate(p, 1000);
+  EXPECT_EQ(a.allocate(1000), p);  // reused at once on its stream
+  const ox::cuda::Stream s = ox::cuda::Stream::create(0);
+  void* q = nullptr;
+  {
+    ox::cuda::StreamGuard guard(s);
+    q = a.allocate(1000);  // another stream: never p's block
+  }
+  EXPECT_NE(q, p);
+  EXPECT_TRUE(a.record_stream(p, s.handle()));
+  a.deallocate(p, 1000);
+  s.synchronize();  // the event recorded on s at the free is done now
+  EXPECT_EQ(a.allocate(1000), p);
+  a.deallocate(p, 1000);
+  a.deallocate(q, 1000);
+  EXPECT_EQ(ox::cuda::memory_stats(0).allocated, before.allocated);
+  ox::cuda::reset_peak_memory_stats(0);
+  EXPECT_EQ(ox::cuda::memory_stats(0).peak_allocated, before.allocated);
+  ox::empty_cache();
+  EXPECT_LE(ox::cuda::memory_stats(0).reserved, before.reserved);
+}
+
+TEST_F(CudaMemoryOnDevice, OutOfMemoryNamesTheRequest) {
+  const uint64_t total = ox::cuda::get_device_properties(0).total_memory;
+  const ox::Error e = caught([&] { ox::cuda::detail::device_allocator(0).allocate(2 * total); });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::OutOfMemory);
+  EXPECT_TRUE(contains(e.what(), std::to_string(2 * total) + " bytes")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "free on the device")) << e.what();
+  EXPECT_GE(ox::cuda::memory_stats(0).ooms, 1u);
 }
 
 }  // namespace
