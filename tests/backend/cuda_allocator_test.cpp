@@ -205,6 +205,11 @@ TEST(CudaAlloc, ReusedAtOnceOnItsStreamNeverOnAnother) {
   EXPECT_EQ(f.device.reserves.size(), 2u);  // S2 got a segment of its own
   EXPECT_EQ(f.alloc.block_stream(q), kS2);
   f.alloc.deallocate(q, 0);
+  void* r = f.alloc.allocate(1000, nullptr);  // the default stream: neither S1's nor S2's
+  EXPECT_NE(r, p);
+  EXPECT_NE(r, q);
+  EXPECT_EQ(f.device.reserves.size(), 3u);
+  f.alloc.deallocate(r, 0);
 }
 
 TEST(CudaAlloc, AllocateUsesTheCurrentStream) {
