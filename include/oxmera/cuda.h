@@ -135,9 +135,10 @@ class StreamGuard {
   Stream previous_;
 };
 
-// The memory of `tensor` (on stream.device()) is not reused by the allocator until the work
-// queued on `stream` when the tensor's storage is freed has completed (torch's record_stream):
-// call it when a stream other than the one the tensor was allocated on uses the tensor.
+// The memory of `tensor` (on stream.device(), or pinned host memory) is not reused by the allocator
+// until the work queued on `stream` when the tensor's storage is freed has completed (torch's
+// record_stream): call it when a stream other than the one the tensor was allocated on uses the
+// tensor.
 void record_stream(const Tensor& tensor, const Stream& stream);
 
 // ---- Memory (docs/CUDA.md "Memory") ----------------------------------------------------------
@@ -153,6 +154,13 @@ struct MemoryStats {
 };
 MemoryStats memory_stats(int device = 0);
 void reset_peak_memory_stats(int device = 0);
+// A copy of `tensor` (a CPU tensor) in page-locked host memory, which the GPU reads and writes
+// directly; `tensor` itself when it is pinned already. Pinned blocks are cached like device
+// memory; record_stream(pinned, stream) keeps a block from reuse until the work on `stream` (an
+// asynchronous copy) has completed.
+Tensor pin_memory(const Tensor& tensor);
+bool is_pinned(const Tensor& tensor);  // false for any tensor where CUDA is unavailable
+
 // Releases every cached segment that holds no live tensor, on every device the allocator has
 // been used on (ox::empty_cache() does this too). Does nothing where CUDA was never used.
 void empty_cache();

@@ -258,6 +258,11 @@ bool DeviceCachingAllocator::record_stream(void* ptr, StreamHandle stream) {
   return true;
 }
 
+bool DeviceCachingAllocator::owns(const void* ptr) const {
+  std::lock_guard lock(mutex_);
+  return live_.count(const_cast<void*>(ptr)) != 0;
+}
+
 StreamHandle DeviceCachingAllocator::block_stream(void* ptr) const {
   std::lock_guard lock(mutex_);
   const auto it = live_.find(ptr);

@@ -86,6 +86,8 @@ class DeviceCachingAllocator final : public Allocator {
   // `stream` up to its deallocation completes. False (nothing done) for an address that is no
   // live block of this allocator.
   bool record_stream(void* ptr, StreamHandle stream);
+  // Whether `ptr` is the start of a live block of this allocator.
+  bool owns(const void* ptr) const;
   // The stream the block at `ptr` was allocated on.
   StreamHandle block_stream(void* ptr) const;
 

@@ -399,6 +399,9 @@ TEST(CudaStream, StreamsEventsAndMemoryRefusedWithTheReason) {
   expect_unavailable(caught([] { ox::cuda::current_stream(0); }));
   expect_unavailable(caught([] { ox::cuda::memory_stats(0); }));
   expect_unavailable(caught([] { ox::cuda::reset_peak_memory_stats(0); }));
+  const ox::Tensor t = ox::arange(4.0);
+  expect_unavailable(caught([&] { ox::cuda::pin_memory(t); }));
+  EXPECT_FALSE(ox::cuda::is_pinned(t));
   // Emptying a cache that never held anything is no error: ox::empty_cache() calls it.
   ox::cuda::empty_cache();
   ox::empty_cache();
@@ -492,6 +495,20 @@ TEST_F(CudaMemoryOnDevice, AllocatorReuseStatsAndStreams) {
   EXPECT_EQ(ox::cuda::memory_stats(0).peak_allocated, before.allocated);
   ox::empty_cache();
   EXPECT_LE(ox::cuda::memory_stats(0).reserved, before.reserved);
+}
+
+TEST_F(CudaMemoryOnDevice, PinnedMemory) {
+  const ox::Tensor t = ox::arange(6.0).reshape({2, 3}).transpose(0, 1);
+  EXPECT_FALSE(ox::cuda::is_pinned(t));
+  const ox::Tensor p = ox::cuda::pin_memory(t);
+  EXPECT_TRUE(ox::cuda::is_pinned(p));
+  EXPECT_TRUE(p.device().is_cpu());
+  EXPECT_EQ(p.shape(), (ox::Shape{3, 2}));
+  EXPECT_EQ(p.to_vector<double>(), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  EXPECT_TRUE(ox::cuda::pin_memory(p).is_same_storage(p));
+  EXPECT_TRUE(ox::cuda::is_pinned(p.narrow(0, 1, 2)));  // a view of pinned storage
+  const ox::cuda::Stream s = ox::cuda::Stream::create(0);
+  ox::cuda::record_stream(p, s);  // as an asynchronous copy on s would
 }
 
 TEST_F(CudaMemoryOnDevice, OutOfMemoryNamesTheRequest) {

@@ -37,6 +37,8 @@ constexpr int kDriverAbiVersion = 12000;
   X(cuMemAlloc)                         \
   X(cuMemFree)                          \
   X(cuMemGetInfo)                       \
+  X(cuMemHostAlloc)                     \
+  X(cuMemFreeHost)                      \
   X(cuStreamCreate)                     \
   X(cuStreamSynchronize)                \
   X(cuStreamQuery)                      \

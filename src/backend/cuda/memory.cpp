@@ -3,7 +3,10 @@
 
 #include "backend/cuda/memory.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,29 +16,24 @@
 #include "backend/cuda/module.h"
 #include "oxmera/core/error.h"
 #include "oxmera/cuda.h"
+#include "oxmera/tensor.h"
+#include "tensor/tensor_impl.h"
 
 namespace ox::cuda::detail {
 
 namespace {
 
-// Every call makes the device's primary context current first (the allocator may run on any
-// thread).
-class DriverMemoryOps final : public DeviceMemoryOps {
- public:
-  explicit DriverMemoryOps(int device) : device_(device) {}
-
-  void* reserve(size_t nbytes) override {
-    CUdeviceptr ptr = 0;
-    const CUresult r = on_device().cuMemAlloc(&ptr, nbytes);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
-    check(r, "cuMemAlloc");
-    return reinterpret_cast<void*>(ptr);
+// Events and streams for both allocators; every call makes the right primary context current
+// first (the allocator may run on any thread).
+class EventOps : public DeviceMemoryOps {
+ protected:
+  static const Driver& on_device(int device) {
+    const Driver& d = driver();
+    set_device(device);
+    return d;
   }
-  void release(void* ptr) override {
-    check(on_device().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
-  }
-  EventHandle record_event(StreamHandle stream) override {
-    const Driver& d = on_device();
+  static EventHandle record_on(int device, StreamHandle stream) {
+    const Driver& d = on_device(device);
     CUevent event = nullptr;
     check(d.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     if (const CUresult r = d.cuEventRecord(event, static_cast<CUstream>(stream));
@@ -45,6 +43,8 @@ class DriverMemoryOps final : public DeviceMemoryOps {
     }
     return event;
   }
+
+ public:
   bool event_done(EventHandle event) override {
     const CUresult r = driver().cuEventQuery(static_cast<CUevent>(event));
     if (r == CUDA_ERROR_NOT_READY) return false;
@@ -57,28 +57,77 @@ class DriverMemoryOps final : public DeviceMemoryOps {
   void destroy_event(EventHandle event) override {
     check(driver().cuEventDestroy(static_cast<CUevent>(event)), "cuEventDestroy");
   }
+};
+
+class DriverMemoryOps final : public EventOps {
+ public:
+  explicit DriverMemoryOps(int device) : device_(device) {}
+
+  void* reserve(size_t nbytes) override {
+    CUdeviceptr ptr = 0;
+    const CUresult r = on_device(device_).cuMemAlloc(&ptr, nbytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
+    check(r, "cuMemAlloc");
+    return reinterpret_cast<void*>(ptr);
+  }
+  void release(void* ptr) override {
+    check(on_device(device_).cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+  }
+  EventHandle record_event(StreamHandle stream) override { return record_on(device_, stream); }
   void synchronize_stream(StreamHandle stream) override {
-    check(on_device().cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+    check(on_device(device_).cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "cuStreamSynchronize");
   }
   size_t free_bytes() override {
     size_t free = 0, total = 0;
-    check(on_device().cuMemGetInfo(&free, &total), "cuMemGetInfo");
+    check(on_device(device_).cuMemGetInfo(&free, &total), "cuMemGetInfo");
     return free;
   }
 
  private:
-  const Driver& on_device() {
-    const Driver& d = driver();
-    set_device(device_);
-    return d;
-  }
   int device_;
+};
+
+// A stream of a device, as the pinned allocator names it.
+struct StreamKey {
+  int device;
+  void* stream;
+};
+StreamKey host_stream{-1, nullptr};  // every pinned block's own stream: no copy runs on it
+
+class PinnedMemoryOps final : public EventOps {
+ public:
+  void* reserve(size_t nbytes) override {
+    void* ptr = nullptr;
+    const CUresult r = on_device(0).cuMemHostAlloc(&ptr, nbytes, CU_MEMHOSTALLOC_PORTABLE);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
+    check(r, "cuMemHostAlloc");
+    return ptr;
+  }
+  void release(void* ptr) override { check(driver().cuMemFreeHost(ptr), "cuMemFreeHost"); }
+  EventHandle record_event(StreamHandle key) override {
+    const auto* k = static_cast<const StreamKey*>(key);
+    return record_on(k->device, k->stream);
+  }
+  void synchronize_stream(StreamHandle key) override {
+    const auto* k = static_cast<const StreamKey*>(key);
+    if (k == &host_stream) return;
+    check(on_device(k->device).cuStreamSynchronize(static_cast<CUstream>(k->stream)),
+          "cuStreamSynchronize");
+  }
+  size_t free_bytes() override {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+  }
 };
 
 struct Allocators {
   std::mutex mutex;
   std::vector<std::unique_ptr<DriverMemoryOps>> ops;  // per device; null until first use
   std::vector<std::unique_ptr<DeviceCachingAllocator>> allocators;
+  PinnedMemoryOps pinned_ops;
+  std::unique_ptr<DeviceCachingAllocator> pinned;
+  std::map<std::pair<int, void*>, std::unique_ptr<StreamKey>> keys;
 };
 
 Allocators& allocators() {
@@ -116,11 +165,36 @@ DeviceCachingAllocator& device_allocator(int device) {
   return *a.allocators[index];
 }
 
+DeviceCachingAllocator& pinned_allocator() {
+  driver();
+  Allocators& a = allocators();
+  std::lock_guard lock(a.mutex);
+  if (!a.pinned)
+    a.pinned = std::make_unique<DeviceCachingAllocator>(
+        a.pinned_ops, "pinned host memory", mode_from_environment(), [] { return &host_stream; });
+  return *a.pinned;
+}
+
+DeviceCachingAllocator* pinned_allocator_if_made() noexcept {
+  Allocators& a = allocators();
+  std::lock_guard lock(a.mutex);
+  return a.pinned.get();
+}
+
+StreamHandle stream_key(int device, void* stream) {
+  Allocators& a = allocators();
+  std::lock_guard lock(a.mutex);
+  std::unique_ptr<StreamKey>& key = a.keys[{device, stream}];
+  if (!key) key = std::make_unique<StreamKey>(StreamKey{device, stream});
+  return key.get();
+}
+
 void empty_device_caches() noexcept {
   Allocators& a = allocators();
   std::lock_guard lock(a.mutex);
   for (const auto& allocator : a.allocators)
     if (allocator) allocator->empty_cache();
+  if (a.pinned) a.pinned->empty_cache();
 }
 
 }  // namespace ox::cuda::detail
@@ -136,5 +210,26 @@ MemoryStats memory_stats(int device) {
 void reset_peak_memory_stats(int device) { detail::device_allocator(device).reset_peak_stats(); }
 
 void empty_cache() { detail::empty_device_caches(); }
+
+bool is_pinned(const Tensor& tensor) {
+  if (!tensor.defined() || !tensor.device().is_cpu()) return false;
+  const DeviceCachingAllocator* pinned = detail::pinned_allocator_if_made();
+  return pinned != nullptr && tensor.storage()->data() != nullptr &&
+         pinned->owns(tensor.storage()->data());
+}
+
+Tensor pin_memory(const Tensor& tensor) {
+  OX_CHECK(tensor.device().is_cpu(), Device, "pin_memory", "the tensor is on ", tensor.device(),
+           "; only CPU tensors can be pinned");
+  if (is_pinned(tensor)) return tensor;
+  DeviceCachingAllocator& pinned = detail::pinned_allocator();
+  const Shape shape = tensor.shape();
+  auto storage = std::make_shared<Storage>(
+      static_cast<size_t>(tensor.numel()) * dtype_size(tensor.dtype()), Device::cpu(), pinned);
+  Tensor out(
+      std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape), tensor.dtype()));
+  out.copy_(tensor.detach());
+  return out;
+}
 
 }  // namespace ox::cuda

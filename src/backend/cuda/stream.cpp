@@ -163,8 +163,14 @@ StreamGuard::StreamGuard(const Stream& stream) : previous_(current_stream(stream
 StreamGuard::~StreamGuard() { set_current_stream(previous_); }
 
 void record_stream(const Tensor& tensor, const Stream& stream) {
+  if (is_pinned(tensor)) {  // a copy between it and the device ran on `stream`
+    detail::pinned_allocator().record_stream(tensor.storage()->data(),
+                                             detail::stream_key(stream.device(), stream.handle()));
+    return;
+  }
   OX_CHECK(tensor.device() == Device::cuda(stream.device()), Device, "record_stream",
-           "the tensor is on ", tensor.device(), ", the stream on cuda:", stream.device());
+           "the tensor is on ", tensor.device(), ", the stream on cuda:", stream.device(),
+           " (a CPU tensor must be pinned)");
   const std::shared_ptr<Storage>& storage = tensor.storage();
   // Memory the allocator does not own (from_blob) is the caller's to order.
   if (storage && storage->data() != nullptr)

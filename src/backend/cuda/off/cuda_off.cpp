@@ -5,6 +5,7 @@
 #include "backend/cuda/report.h"
 #include "oxmera/core/error.h"
 #include "oxmera/cuda.h"
+#include "oxmera/tensor.h"
 
 #ifndef OXMERA_CUDA_REASON
 #define OXMERA_CUDA_REASON "this library was built without CUDA"
@@ -57,12 +58,17 @@ void record_stream(const Tensor&, const Stream&) { OXMERA_CUDA_OFF("record_strea
 MemoryStats memory_stats(int) { OXMERA_CUDA_OFF("cuda"); }
 void reset_peak_memory_stats(int) { OXMERA_CUDA_OFF("cuda"); }
 void empty_cache() {}
+Tensor pin_memory(const Tensor&) { OXMERA_CUDA_OFF("pin_memory"); }
+bool is_pinned(const Tensor&) { return false; }
 
 }  // namespace ox::cuda
 
 namespace ox::cuda::detail {
 
 DeviceCachingAllocator& device_allocator(int) { OXMERA_CUDA_OFF("cuda"); }
+DeviceCachingAllocator& pinned_allocator() { OXMERA_CUDA_OFF("pin_memory"); }
+DeviceCachingAllocator* pinned_allocator_if_made() noexcept { return nullptr; }
+StreamHandle stream_key(int, void*) { OXMERA_CUDA_OFF("cuda"); }
 void empty_device_caches() noexcept {}
 
 BackendInfo runtime_report() {
