@@ -38,6 +38,7 @@ DeviceCachingAllocator::~DeviceCachingAllocator() {
   empty_cache();
   // Live blocks' memory (and the segments holding them) stays with the device.
   for (auto& [ptr, block] : live_) delete block;
+  for (Block* block : lost_) delete block;
   for (Pool* pool : {&small_pool_, &large_pool_})
     for (Block* block : *pool) delete block;
 }
@@ -204,19 +205,31 @@ void DeviceCachingAllocator::deallocate(void* ptr, size_t /*nbytes*/) noexcept {
     // A failing device (its error is raised by the next synchronizing call): the block is
     // never reused, and its segment never released, rather than reused too early.
     ++block->pending_events;
+    try {
+      lost_.push_back(block);
+    } catch (...) {  // not even room to remember it: its bookkeeping leaks with it
+    }
   }
 }
 
 void DeviceCachingAllocator::process_events(bool wait) {
   std::vector<std::pair<EventHandle, Block*>> still;
-  for (auto& [event, block] : pending_) {
-    if (!wait && !ops_.event_done(event)) {
-      still.emplace_back(event, block);
-      continue;
+  size_t i = 0;
+  try {
+    for (; i < pending_.size(); ++i) {
+      auto [event, block] = pending_[i];
+      if (!wait && !ops_.event_done(event)) {
+        still.emplace_back(event, block);
+        continue;
+      }
+      if (wait) ops_.wait_event(event);
+      ops_.destroy_event(event);
+      if (--block->pending_events == 0) free_block(block);
     }
-    if (wait) ops_.wait_event(event);
-    ops_.destroy_event(event);
-    if (--block->pending_events == 0) free_block(block);
+  } catch (...) {  // a failing device: the events not yet handled stay pending
+    still.insert(still.end(), pending_.begin() + static_cast<std::ptrdiff_t>(i), pending_.end());
+    pending_ = std::move(still);
+    throw;
   }
   pending_ = std::move(still);
 }

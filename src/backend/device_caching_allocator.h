@@ -136,6 +136,7 @@ class DeviceCachingAllocator final : public Allocator {
   Pool small_pool_, large_pool_;
   std::unordered_map<void*, Block*> live_;               // allocated blocks by address
   std::vector<std::pair<EventHandle, Block*>> pending_;  // events a freed block waits for
+  std::vector<Block*> lost_;  // freed while the device failed: never reused
   DeviceMemoryStats stats_;
 };
 

@@ -52,6 +52,8 @@ class FakeDevice final : public ox::DeviceMemoryOps {
   std::vector<void*> released;
   std::set<Event*> events;  // live
   int events_recorded = 0, waits = 0;
+  bool failing = false;  // event calls throw, as a driver whose context died
+  StreamHandle failing_stream = reinterpret_cast<StreamHandle>(uintptr_t{0xdead});  // likewise
   std::vector<StreamHandle> synchronized;
 
   ~FakeDevice() override {
@@ -73,10 +75,15 @@ class FakeDevice final : public ox::DeviceMemoryOps {
     std::free(ptr);
   }
   EventHandle record_event(StreamHandle stream) override {
+    if (failing) throw ox::Error(ox::ErrorKind::Backend, "cuEventRecord failed");
     ++events_recorded;
     return *events.insert(new Event{stream}).first;
   }
-  bool event_done(EventHandle e) override { return static_cast<Event*>(e)->done; }
+  bool event_done(EventHandle e) override {
+    if (failing || static_cast<Event*>(e)->stream == failing_stream)
+      throw ox::Error(ox::ErrorKind::Backend, "cuEventQuery failed");
+    return static_cast<Event*>(e)->done;
+  }
   void wait_event(EventHandle e) override {
     ++waits;
     static_cast<Event*>(e)->done = true;
@@ -246,6 +253,39 @@ TEST(CudaAlloc, RecordStreamDelaysReuseUntilItsEventCompletes) {
   EXPECT_EQ(s, p);
   EXPECT_TRUE(f.device.events.empty());  // destroyed once done
   for (void* x : {q, r, s}) f.alloc.deallocate(x, 0);
+}
+
+TEST(CudaAlloc, AFailingDeviceNeverGetsABlockReusedTooEarly) {
+  StreamHandle const s3 = reinterpret_cast<StreamHandle>(uintptr_t{0x30});
+  Fixture f;
+  void* p = f.alloc.allocate(1000, kS1);
+  void* p2 = f.alloc.allocate(1000, kS1);
+  f.alloc.record_stream(p, kS2);
+  f.alloc.record_stream(p2, s3);
+  f.alloc.deallocate(p, 0);  // an event pending on S2, then one on S3
+  f.alloc.deallocate(p2, 0);
+  f.device.finish(kS2);
+  f.device.failing_stream = s3;  // S2's event is handled, S3's query fails
+  EXPECT_EQ(caught([&] { f.alloc.allocate(1000, kS1); }).kind(), ox::ErrorKind::Backend);
+  EXPECT_EQ(f.device.events.size(), 1u);
+  f.device.failing_stream = nullptr;
+  EXPECT_EQ(f.alloc.allocate(1000, kS1), p);  // S2's event is not queried again
+  f.device.finish(s3);
+  void* q = f.alloc.allocate(1000, kS1);
+  EXPECT_EQ(q, p2);
+  EXPECT_TRUE(f.device.events.empty());
+  f.alloc.deallocate(p, 0);
+  // A free whose event cannot be recorded: the block is never handed out again.
+  f.alloc.record_stream(q, kS2);
+  f.device.failing = true;
+  f.alloc.deallocate(q, 0);  // no throw
+  f.device.failing = false;
+  EXPECT_EQ(f.alloc.stats().allocated, 0u);
+  void* r = f.alloc.allocate(1000, kS1);
+  EXPECT_NE(r, q);
+  f.alloc.deallocate(r, 0);
+  f.alloc.empty_cache();
+  EXPECT_EQ(f.alloc.stats().reserved, 2 * kMiB);  // the lost block's segment stays
 }
 
 TEST(CudaAlloc, StatisticsAndPeakReset) {
