@@ -43,6 +43,14 @@ DeviceCachingAllocator::~DeviceCachingAllocator() {
     for (Block* block : *pool) delete block;
 }
 
+DeviceCachingAllocator::Mode DeviceCachingAllocator::mode_named(const char* setting) {
+  if (setting == nullptr || *setting == '\0' || std::string(setting) == "caching")
+    return Mode::Caching;
+  OX_CHECK(std::string(setting) == "direct", Value, "cuda", "OXMERA_CUDA_ALLOC=", setting,
+           " is neither \"caching\" (the default) nor \"direct\"");
+  return Mode::Direct;
+}
+
 size_t DeviceCachingAllocator::rounded(size_t nbytes) {
   return nbytes < kRound ? kRound : (nbytes + kRound - 1) / kRound * kRound;
 }

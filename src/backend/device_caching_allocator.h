@@ -95,6 +95,9 @@ class DeviceCachingAllocator final : public Allocator {
   void reset_peak_stats();
   Mode mode() const { return mode_; }
 
+  // The mode OXMERA_CUDA_ALLOC names: unset, "" or "caching", or "direct"; anything else is an
+  // ox::Error (Value) naming the setting.
+  static Mode mode_named(const char* setting);
   static size_t rounded(size_t nbytes);             // the size a request occupies
   static size_t segment_size(size_t rounded_size);  // the reservation a miss makes
 

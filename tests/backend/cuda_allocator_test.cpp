@@ -127,6 +127,16 @@ TEST(CudaAlloc, RoundingAndSegmentSizes) {
   EXPECT_EQ(Allocator::segment_size(10 * kMiB + 512), 12 * kMiB);
 }
 
+TEST(CudaAlloc, ModeSetting) {
+  EXPECT_EQ(Allocator::mode_named(nullptr), Allocator::Mode::Caching);
+  EXPECT_EQ(Allocator::mode_named(""), Allocator::Mode::Caching);
+  EXPECT_EQ(Allocator::mode_named("caching"), Allocator::Mode::Caching);
+  EXPECT_EQ(Allocator::mode_named("direct"), Allocator::Mode::Direct);
+  const ox::Error e = caught([] { Allocator::mode_named("Direct"); });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Value);
+  EXPECT_TRUE(contains(e.what(), "OXMERA_CUDA_ALLOC=Direct")) << e.what();
+}
+
 TEST(CudaAlloc, ZeroBytesAndUnknownPointers) {
   Fixture f;
   EXPECT_EQ(f.alloc.allocate(0), nullptr);

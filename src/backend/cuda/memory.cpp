@@ -136,12 +136,7 @@ Allocators& allocators() {
 }
 
 DeviceCachingAllocator::Mode mode_from_environment() {
-  const char* mode = std::getenv("OXMERA_CUDA_ALLOC");
-  if (mode == nullptr || *mode == '\0' || std::string(mode) == "caching")
-    return DeviceCachingAllocator::Mode::Caching;
-  OX_CHECK(std::string(mode) == "direct", Value, "cuda", "OXMERA_CUDA_ALLOC=", mode,
-           " is neither \"caching\" (the default) nor \"direct\"");
-  return DeviceCachingAllocator::Mode::Direct;
+  return DeviceCachingAllocator::mode_named(std::getenv("OXMERA_CUDA_ALLOC"));
 }
 
 }  // namespace
