@@ -19,6 +19,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/memory.h"
 #include "backend/cuda/report.h"
 #include "backend/forwarding_backend.h"
 #include "oxmera/core/error.h"
@@ -193,6 +194,9 @@ void empty_cache() {
   for (int t = 0; t < kNumDeviceTypes; ++t)
     if (Backend* b = find_backend(static_cast<DeviceType>(t)))
       for (int d = 0; d < b->device_count(); ++d) b->allocator(d).empty_cache();
+  // Until the CUDA Backend is registered (its allocator(d) will be cuda::detail::
+  // device_allocator(d)), the CUDA allocators are reached directly.
+  if (find_backend(DeviceType::CUDA) == nullptr) cuda::detail::empty_device_caches();
 }
 
 }  // namespace ox

@@ -187,4 +187,12 @@ const Driver& driver() {
   return *s.driver;
 }
 
+const Driver& driver_for(int device) {
+  const Driver& d = driver();
+  const int count = driver_state().device_count;
+  OX_CHECK(device >= 0 && device < count, Device, "cuda", "device cuda:", device,
+           " does not exist (", count, " CUDA device(s) present)");
+  return d;
+}
+
 }  // namespace ox::cuda::detail

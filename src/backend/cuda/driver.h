@@ -36,6 +36,19 @@ constexpr int kDriverAbiVersion = 12000;
   X(cuMemcpyDtoH)                       \
   X(cuMemAlloc)                         \
   X(cuMemFree)                          \
+  X(cuMemGetInfo)                       \
+  X(cuMemHostAlloc)                     \
+  X(cuMemFreeHost)                      \
+  X(cuStreamCreate)                     \
+  X(cuStreamSynchronize)                \
+  X(cuStreamQuery)                      \
+  X(cuStreamWaitEvent)                  \
+  X(cuEventCreate)                      \
+  X(cuEventRecord)                      \
+  X(cuEventQuery)                       \
+  X(cuEventSynchronize)                 \
+  X(cuEventElapsedTime)                 \
+  X(cuEventDestroy)                     \
   X(cuLaunchKernel)
 
 // The entry points. Members are named as the API names them; <cuda.h> maps some names to their
@@ -65,6 +78,9 @@ DriverState load_driver(const std::string& path);
 const DriverState& driver_state();
 // The process's driver, or an ox::Error (Device) with the reason CUDA cannot be used.
 const Driver& driver();
+// The process's driver after checking that `device` exists: ox::Error (Device) with the reason
+// CUDA cannot be used, or naming the device count.
+const Driver& driver_for(int device);
 
 // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)": the driver's own words when it
 // gives them, the enumerator's name from <cuda.h> otherwise (a stub gives none).
