@@ -129,7 +129,20 @@ Registry& registry() {
 }  // namespace
 
 Backend* find_backend(DeviceType type) {
-  return registry().current[static_cast<size_t>(type)].load(std::memory_order_acquire);
+  Registry& r = registry();
+  Backend* b = r.current[static_cast<size_t>(type)].load(std::memory_order_acquire);
+  if (b == nullptr && type == DeviceType::CUDA) [[unlikely]] {
+    // Made on the first use of CUDA, not at start-up: loading the driver and cuInit take time
+    // a CPU-only program should not pay. A backend registered before (the tests' stand-in) is
+    // kept.
+    static std::once_flag once;
+    std::call_once(once, [&r] {
+      if (r.current[static_cast<size_t>(DeviceType::CUDA)].load() != nullptr) return;
+      if (std::unique_ptr<Backend> cuda = cuda::detail::make_backend()) r.install(std::move(cuda));
+    });
+    b = r.current[static_cast<size_t>(type)].load(std::memory_order_acquire);
+  }
+  return b;
 }
 
 void register_backend(std::unique_ptr<Backend> backend) { registry().install(std::move(backend)); }
@@ -161,7 +174,7 @@ std::vector<BackendInfo> backend_infos() {
     if (Backend* b = find_backend(type)) {
       infos.push_back(b->info());
     } else if (type == DeviceType::CUDA) {
-      infos.push_back(cuda::detail::runtime_report());  // the runtime, until the backend exists
+      infos.push_back(cuda::detail::runtime_report());  // why there is no CUDA backend
     } else {
       BackendInfo missing;
       missing.name = std::string(device_type_name(type));
@@ -194,9 +207,9 @@ void empty_cache() {
   for (int t = 0; t < kNumDeviceTypes; ++t)
     if (Backend* b = find_backend(static_cast<DeviceType>(t)))
       for (int d = 0; d < b->device_count(); ++d) b->allocator(d).empty_cache();
-  // Until the CUDA Backend is registered (its allocator(d) will be cuda::detail::
-  // device_allocator(d)), the CUDA allocators are reached directly.
-  if (find_backend(DeviceType::CUDA) == nullptr) cuda::detail::empty_device_caches();
+  // Pinned host memory is cached too (and the device caches when another backend, the tests'
+  // stand-in, took CUDA's place).
+  cuda::detail::empty_device_caches();
 }
 
 }  // namespace ox

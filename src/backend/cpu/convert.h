@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/ops/scalar.h"
+#include "oxmera/core/dtype.h"
 #include "oxmera/core/half.h"
 
 namespace ox::cpu {
@@ -31,6 +32,20 @@ inline To convert(From v) {
   } else {
     return elementwise::convert_number<To>(v);  // core/ops/scalar.h: one definition
   }
+}
+
+// A Scalar as T, converted as its kind's C++ value would be (fill's value on every backend).
+template <class T>
+inline T scalar_as(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Float:
+      return convert<T>(s.to_double());
+    case Scalar::Kind::Int:
+      return convert<T>(s.to_int());
+    case Scalar::Kind::Bool:
+      return convert<T>(s.to_int() != 0);
+  }
+  return T{};
 }
 
 }  // namespace ox::cpu

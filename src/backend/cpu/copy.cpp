@@ -37,19 +37,6 @@ void convert_run(char* dst, int64_t dst_step, const char* src, int64_t src_step,
         convert<To>(*reinterpret_cast<const From*>(src + i * src_step));
 }
 
-template <class T>
-T scalar_as(const Scalar& s) {
-  switch (s.kind()) {
-    case Scalar::Kind::Float:
-      return convert<T>(s.to_double());
-    case Scalar::Kind::Int:
-      return convert<T>(s.to_int());
-    case Scalar::Kind::Bool:
-      return convert<T>(s.to_int() != 0);
-  }
-  return T{};
-}
-
 // ---- Transposing copies --------------------------------------------------------------------
 // When dst is unit-stride along one merged dim (q) and src along another (p), the run-wise walk
 // reads one element per cache line and per page. Instead the (p, q) plane is cut into

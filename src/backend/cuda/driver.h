@@ -49,7 +49,14 @@ constexpr int kDriverAbiVersion = 12000;
   X(cuEventSynchronize)                 \
   X(cuEventElapsedTime)                 \
   X(cuEventDestroy)                     \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                     \
+  X(cuFuncSetAttribute)                 \
+  X(cuMemcpyHtoDAsync)                  \
+  X(cuMemcpyDtoHAsync)                  \
+  X(cuMemcpyDtoDAsync)                  \
+  X(cuMemcpyPeerAsync)                  \
+  X(cuMemsetD8Async)                    \
+  X(cuMemHostGetDevicePointer)
 
 // The entry points. Members are named as the API names them; <cuda.h> maps some names to their
 // current versions (cuDeviceTotalMem is cuDeviceTotalMem_v2), and so do the members.

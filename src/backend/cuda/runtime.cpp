@@ -103,10 +103,8 @@ BackendInfo runtime_report() {
   BackendInfo info;
   info.name = "cuda";
   const DriverState& s = driver_state();
-  info.available = false;  // no CUDA backend is registered yet: tensors cannot live there
-  info.reason = s.reason.empty() ? "the CUDA runtime works, but the CUDA backend's primitives "
-                                   "are not written yet (issue 16)"
-                                 : s.reason;
+  info.available = s.reason.empty();
+  info.reason = s.reason;
   info.features.emplace_back("build",
                              "with CUDA (nvcc " + std::string(kernel_build().nvcc_version) + ")");
   info.features.emplace_back("driver", s.status);

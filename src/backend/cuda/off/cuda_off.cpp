@@ -1,6 +1,7 @@
 // ox::cuda (include/oxmera/cuda.h) in a build without CUDA: nothing is available, and the
 // reason says why (OXMERA_CUDA_REASON, set by cmake/cuda.cmake).
 
+#include "backend/backend.h"
 #include "backend/cuda/memory.h"
 #include "backend/cuda/report.h"
 #include "oxmera/core/error.h"
@@ -78,5 +79,7 @@ BackendInfo runtime_report() {
   info.features.emplace_back("build", "without CUDA: " OXMERA_CUDA_REASON);
   return info;
 }
+
+std::unique_ptr<Backend> make_backend() { return nullptr; }
 
 }  // namespace ox::cuda::detail

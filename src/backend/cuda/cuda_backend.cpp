@@ -1,0 +1,33 @@
+// The CUDA Backend's device-wide methods and its construction (cuda_backend.h).
+
+#include "backend/cuda/cuda_backend.h"
+
+#include <memory>
+
+#include "backend/cuda/driver.h"
+#include "backend/cuda/launch.h"
+#include "backend/cuda/memory.h"
+#include "backend/cuda/report.h"
+
+namespace ox::cuda::detail {
+
+DeviceType CudaBackend::device_type() const { return DeviceType::CUDA; }
+
+BackendInfo CudaBackend::info() const { return runtime_report(); }
+
+int CudaBackend::device_count() const { return driver_state().device_count; }
+
+Allocator& CudaBackend::allocator(int device_index) { return device_allocator(device_index); }
+
+void CudaBackend::synchronize(int device_index) {
+  const DeviceContext at = enter(device_index);
+  check(at.driver->cuCtxSynchronize(), "cuCtxSynchronize");
+  raise_reported_check(device_index);
+}
+
+std::unique_ptr<Backend> make_backend() {
+  if (!driver_state().reason.empty()) return nullptr;
+  return std::make_unique<CudaBackend>();
+}
+
+}  // namespace ox::cuda::detail
