@@ -94,9 +94,9 @@ class StandInBackend final : public ox::ForwardingBackend<DeferChecks> {
     note_call("synchronize");
     word_->raise_pending();
   }
-  void copy(const ox::StridedArray& dst, const ox::StridedArray& src) override {
+  void copy(const ox::StridedArray& dst, const ox::StridedArray& src, bool non_blocking) override {
     note_call("copy");
-    inner_->copy(dst, src);
+    inner_->copy(dst, src, non_blocking);
     if (dst.device.is_cpu() && !src.device.is_cpu()) {
       ++g_device_to_host;
       word_->raise_pending();  // a copy to the host synchronizes

@@ -37,6 +37,14 @@ struct TensorOptions {
   std::optional<Device> device = std::nullopt;
 };
 
+// How Tensor::to copies (torch's `non_blocking`): a copy between pinned host memory
+// (pin_memory()) and a CUDA device may return before it completes, ordered on the device's
+// current stream; a copy to the CPU then lands in pinned memory, which the host reads only after
+// synchronizing (ox::synchronize or the stream's). Other copies ignore it.
+struct ToOptions {
+  bool non_blocking = false;
+};
+
 // The dims a reduction runs over: `x.sum(1)`, `x.sum({0, 2})`; empty (`{}`) means all dims.
 class DimList {
  public:
@@ -141,7 +149,14 @@ class Tensor {
   Tensor to(DType dtype) const;  // this tensor when nothing changes
   Tensor to(Device device) const;
   Tensor to(Device device, DType dtype) const;
+  Tensor to(Device device, ToOptions options) const;
+  Tensor to(Device device, DType dtype, ToOptions options) const;
   Tensor cpu() const { return to(Device::cpu()); }
+  // A copy of this CPU tensor in page-locked memory (this tensor when it is pinned already),
+  // which CUDA copies read and write directly and asynchronously (ox::cuda::pin_memory); a
+  // Device error where CUDA is unavailable.
+  Tensor pin_memory() const;
+  bool is_pinned() const;  // false where CUDA is unavailable
 
   // In-place writes.
   Tensor& copy_(const Tensor& src);  // broadcasts and converts src into this tensor

@@ -175,8 +175,12 @@ class Backend {
   virtual void synchronize(int device_index) = 0;
 
   // dst[i] = convert(src[i]) for arrays of one shape, any strides and dtypes. A copy between
-  // this backend's device and the CPU is this backend's job.
-  virtual void copy(const StridedArray& dst, const StridedArray& src) = 0;
+  // this backend's device and the CPU is this backend's job; it returns when dst can be read
+  // and src reused. With `non_blocking` (the op layer sets it only when the CPU side is
+  // page-locked memory it keeps from reuse until the copy completes: cuda::record_stream) a
+  // copy between that memory and the device may return at once, ordered on the current stream;
+  // the host synchronizes before it reads the CPU side.
+  virtual void copy(const StridedArray& dst, const StridedArray& src, bool non_blocking) = 0;
   virtual void fill(const StridedArray& dst, const Scalar& value) = 0;
   // Contiguous 1-d dst: start + i * step, in i64 for integer dtypes, f64 otherwise.
   virtual void arange(const StridedArray& dst, const Scalar& start, const Scalar& step) = 0;

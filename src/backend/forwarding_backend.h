@@ -69,8 +69,8 @@ class ForwardingBackend : public Backend {
     hook_("synchronize", [&] { inner_->synchronize(device_index); });
   }
 
-  void copy(const StridedArray& dst, const StridedArray& src) override {
-    hook_("copy", [&] { inner_->copy(dst, src); });
+  void copy(const StridedArray& dst, const StridedArray& src, bool non_blocking) override {
+    hook_("copy", [&] { inner_->copy(dst, src, non_blocking); });
   }
   void fill(const StridedArray& dst, const Scalar& value) override {
     hook_("fill", [&] { inner_->fill(dst, value); });

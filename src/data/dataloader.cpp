@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "oxmera/cuda.h"
 #include "oxmera/ops.h"
 
 namespace ox::data {
@@ -31,6 +32,7 @@ struct DataLoader::Epoch {
   DatasetPtr dataset;
   std::vector<std::vector<int64_t>> batches;
   int64_t window = 1;
+  bool pin_memory = false;
 
   std::mutex mutex;
   std::condition_variable work_cv, ready_cv;
@@ -47,7 +49,12 @@ struct DataLoader::Epoch {
   Example make(int64_t b) const {
     std::vector<Example> examples;
     for (int64_t i : batches[size_t(b)]) examples.push_back(dataset->get(i));
-    return collate(examples);
+    Example batch = collate(examples);
+    if (pin_memory) {  // in the worker, as PyTorch's pinning thread: the consumer never waits
+      batch.data = batch.data.pin_memory();
+      if (batch.target.defined()) batch.target = batch.target.pin_memory();
+    }
+    return batch;
   }
 
   void work() {
@@ -178,6 +185,7 @@ DataLoader::Iterator DataLoader::begin() {
   state->dataset = dataset_;
   state->batches = batch_indices(epoch);
   state->window = std::max<int64_t>(1, options_.num_workers * options_.prefetch);
+  state->pin_memory = options_.pin_memory && cuda::is_available();
   state->start(std::min<int64_t>(options_.num_workers, int64_t(state->batches.size())));
   state->advance();
   return Iterator(std::move(state));

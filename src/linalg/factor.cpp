@@ -314,7 +314,7 @@ QrResult qr(const Tensor& a, std::string_view mode) {
   const int64_t q_cols = complete ? m : k;
   Tensor q = column_major_empty(batch, m, q_cols, a.dtype(), a.device(), op);
   if (q.numel() > 0) {
-    backend.copy(array_of(q.narrow(-1, 0, k)), array_of(work.narrow(-1, 0, k)));
+    backend.copy(array_of(q.narrow(-1, 0, k)), array_of(work.narrow(-1, 0, k)), false);
     backend.orgqr(array_of(q), array_of(tau));
   }
   if (autograd::needs_grad({&a})) {

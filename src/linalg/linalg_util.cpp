@@ -52,7 +52,7 @@ Tensor column_major_empty(const Shape& batch, int64_t rows, int64_t cols, DType 
 
 Tensor fresh_copy(const Tensor& a, const char* op) {
   Tensor out = make_empty(a.shape(), a.dtype(), a.device(), op);
-  if (out.numel() > 0) backend_of(a, op).copy(array_of(out), array_of(a));
+  if (out.numel() > 0) backend_of(a, op).copy(array_of(out), array_of(a), false);
   return out;
 }
 
@@ -67,7 +67,7 @@ Tensor column_major_copy(const Tensor& a, const Shape& batch, const char* op) {
   full.push_back(a.size(-2));
   full.push_back(a.size(-1));
   const Tensor src = a.expand(full);
-  if (out.numel() > 0) backend_of(a, op).copy(array_of(out), array_of(src));
+  if (out.numel() > 0) backend_of(a, op).copy(array_of(out), array_of(src), false);
   return out;
 }
 

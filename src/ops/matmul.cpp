@@ -71,7 +71,7 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const char* op, const T
   Tensor out = make_empty(out_shape, dt, device, op);
   if (out.numel() == 0) return out;
   Backend& backend = backend_for(device, op);
-  if (with_input) backend.copy(out.impl()->array(), broadcast_array(input, out_shape));
+  if (with_input) backend.copy(out.impl()->array(), broadcast_array(input, out_shape), false);
   backend.matmul(out.impl()->array(), broadcast_array(a, a_shape), broadcast_array(b, b_shape),
                  alpha, with_input ? beta : Scalar(0));
   return out;

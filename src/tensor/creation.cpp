@@ -118,7 +118,7 @@ Tensor tensor_from_host(const void* data, DType data_dtype, int64_t count, const
   Tensor out = make_empty(shape, dtype, device_of(o), "tensor");
   const StridedArray host{const_cast<void*>(data), shape, contiguous_strides(shape), data_dtype,
                           Device::cpu()};
-  backend_for(device_of(o), "tensor").copy(out.impl()->array(), host);
+  backend_for(device_of(o), "tensor").copy(out.impl()->array(), host, false);
   return out;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "autograd/record.h"
+#include "backend/cuda/memory.h"
+#include "oxmera/cuda.h"
 #include "oxmera/tensor.h"
 #include "tensor/tensor_impl.h"
 
@@ -127,7 +129,7 @@ void Tensor::copy_to_host(void* out, DType out_dtype, const char* op, bool expec
              " has ", impl.layout().numel(), " elements, not one");
   const Shape& s = impl.layout().shape;
   const StridedArray host{out, s, contiguous_strides(s), out_dtype, Device::cpu()};
-  backend_for(impl.device(), op).copy(host, impl.array());
+  backend_for(impl.device(), op).copy(host, impl.array(), false);
 }
 
 // ---- Views --------------------------------------------------------------------------------
@@ -300,12 +302,28 @@ Tensor Tensor::clone() const {
 }
 
 Tensor Tensor::to(DType dt) const { return to(device(), dt); }
-Tensor Tensor::to(Device d) const { return to(d, dtype()); }
-Tensor Tensor::to(Device d, DType dt) const {
+Tensor Tensor::to(Device d) const { return to(d, dtype(), ToOptions{}); }
+Tensor Tensor::to(Device d, DType dt) const { return to(d, dt, ToOptions{}); }
+Tensor Tensor::to(Device d, ToOptions options) const { return to(d, dtype(), options); }
+Tensor Tensor::to(Device d, DType dt, ToOptions options) const {
   const TensorImpl& impl = checked("to");
   if (d == impl.device() && dt == impl.dtype()) return *this;
-  Tensor out = make_empty(impl.layout().shape, dt, d, "to");
-  copy_between(*out.impl(), impl, "to");
+  // Non-blocking only between pinned host memory and a CUDA device: the result of a copy to the
+  // host is pinned, and the host side is kept from reuse until the copy completes.
+  const Device from = impl.device();
+  const bool to_host = d.is_cpu() && from.type() == DeviceType::CUDA;
+  const bool to_device = from.is_cpu() && d.type() == DeviceType::CUDA;
+  const bool async = options.non_blocking && cuda::is_available() &&
+                     (to_host || (to_device && cuda::is_pinned(*this)));
+  Tensor out = async && to_host ? cuda::detail::empty_pinned(impl.layout().shape, dt)
+                                : make_empty(impl.layout().shape, dt, d, "to");
+  if (async) {
+    const Device device = to_host ? from : d;
+    backend_for(device, "to").copy(out.impl()->array(), impl.array(), true);
+    cuda::record_stream(to_host ? out : *this, cuda::current_stream(device.index()));
+  } else {
+    copy_between(*out.impl(), impl, "to");
+  }
   if (autograd::needs_grad({this}) && is_floating(dt))  // the node casts the gradient back
     autograd::record("ToCopyBackward", {*this}, {out}, {},
                      [](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
@@ -313,6 +331,9 @@ Tensor Tensor::to(Device d, DType dt) const {
                      });
   return out;
 }
+
+Tensor Tensor::pin_memory() const { return cuda::pin_memory(*this); }
+bool Tensor::is_pinned() const { return cuda::is_pinned(*this); }
 
 Tensor& Tensor::copy_(const Tensor& src) {
   const TensorImpl& dst = checked("copy_");

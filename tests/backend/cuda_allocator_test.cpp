@@ -451,7 +451,13 @@ TEST(CudaStream, StreamsEventsAndMemoryRefusedWithTheReason) {
   expect_unavailable(caught([] { ox::cuda::reset_peak_memory_stats(0); }));
   const ox::Tensor t = ox::arange(4.0);
   expect_unavailable(caught([&] { ox::cuda::pin_memory(t); }));
+  expect_unavailable(caught([&] { t.pin_memory(); }));
   EXPECT_FALSE(ox::cuda::is_pinned(t));
+  EXPECT_FALSE(t.is_pinned());
+  // non_blocking is a request, not a demand: a CPU copy ignores it.
+  const ox::Tensor copy = t.to(ox::Device::cpu(), ox::kF32, {.non_blocking = true});
+  EXPECT_EQ(copy.to_vector<float>(), (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_TRUE(t.to(ox::Device::cpu(), {.non_blocking = true}).is_same_storage(t));
   // Emptying a cache that never held anything is no error: ox::empty_cache() calls it.
   ox::cuda::empty_cache();
   ox::empty_cache();
@@ -559,6 +565,22 @@ TEST_F(CudaMemoryOnDevice, PinnedMemory) {
   EXPECT_TRUE(ox::cuda::is_pinned(p.narrow(0, 1, 2)));  // a view of pinned storage
   const ox::cuda::Stream s = ox::cuda::Stream::create(0);
   ox::cuda::record_stream(p, s);  // as an asynchronous copy on s would
+}
+
+TEST_F(CudaMemoryOnDevice, NonBlockingCopiesThroughPinnedMemory) {
+  std::vector<float> values(4096);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = float(i) - 7.5f;
+  const ox::Tensor host = ox::tensor(values).pin_memory();
+  ASSERT_TRUE(host.is_pinned());
+  const ox::Tensor on_device = host.to(ox::Device::cuda(0), {.non_blocking = true});
+  const ox::Tensor back = (on_device * 2).to(ox::Device::cpu(), {.non_blocking = true});
+  EXPECT_TRUE(back.is_pinned());  // a non-blocking copy to the host lands in pinned memory
+  ox::synchronize();
+  const std::vector<float> got = back.to_vector<float>();
+  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(got[i], 2 * values[i]) << i;
+  // A pageable source is copied (blocking) all the same.
+  EXPECT_EQ(ox::tensor(values).to(ox::Device::cuda(0), {.non_blocking = true}).cpu().to_vector<float>(),
+            values);
 }
 
 TEST_F(CudaMemoryOnDevice, OutOfMemoryNamesTheRequest) {

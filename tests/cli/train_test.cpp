@@ -99,10 +99,19 @@ TEST_F(TrainCli, MissingTextFileIsAnIoError) {
   EXPECT_NE(r.err.find("Io error"), std::string::npos) << r.err;
 }
 
-TEST_F(TrainCli, CudaDeviceIsADeviceError) {
+TEST_F(TrainCli, CudaDeviceWithoutAGpuIsADeviceErrorWithTheReason) {
+  if (ox::cuda::is_available()) GTEST_SKIP() << "a GPU is present";
   const CliResult r = train({"--device", "cuda", "--limit", "64"});
   EXPECT_EQ(r.code, 2) << describe(r);
   EXPECT_NE(r.err.find("Device error"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(ox::cuda::unavailable_reason()), std::string::npos) << r.err;
+}
+
+TEST_F(TrainCli, MalformedDeviceIsRejected) {
+  for (const char* device : {"gpu", "cuda:", "cuda:-1", "cpu:3x"}) {
+    const CliResult r = train({"--device", device, "--limit", "64"});
+    EXPECT_EQ(r.code, 2) << device << ": " << describe(r);
+  }
 }
 
 TEST_F(TrainCli, UnknownRecipeAndBadFlagsAreRejected) {

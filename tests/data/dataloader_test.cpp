@@ -112,6 +112,20 @@ TEST(DataLoaderTest, WorkersGiveTheSameBatches) {
   }
 }
 
+TEST(DataLoaderTest, PinMemoryGivesTheSameBatchesPinnedWhereCudaRuns) {
+  auto ds = std::make_shared<MapDataset>(pairs(37), RandomHorizontalFlip{0.5}, 9);
+  DataLoaderOptions options{.batch_size = 4, .shuffle = true, .num_workers = 2, .seed = 5};
+  const auto plain = run(ds, options, 2);
+  options.pin_memory = true;
+  EXPECT_EQ(run(ds, options, 2), plain);
+  DataLoader loader(ds, options);
+  for (auto& batch : loader) {
+    // Pinned where CUDA can use it; elsewhere the option is ignored, as PyTorch does.
+    EXPECT_EQ(batch.data.is_pinned(), ox::cuda::is_available());
+    EXPECT_EQ(batch.target.is_pinned(), ox::cuda::is_available());
+  }
+}
+
 TEST(DataLoaderTest, TransformsDrawPerEpoch) {
   // The loader passes its epoch to the MapDataset: flips differ between epochs, and set_epoch
   // brings an epoch's flips back.

@@ -319,6 +319,7 @@ struct Run {
   std::unique_ptr<ox::io::JsonlLogger> log;
   std::unique_ptr<ox::io::TensorBoardWriter> tensorboard;
   int64_t step = 0, epoch = 0;
+  ox::Device device = ox::Device::cpu();
   // The flags a resumed run took from its checkpoint ("--lr 0.001", ...), for the resume line.
   std::vector<std::string> inherited;
 
@@ -425,8 +426,14 @@ void check_sizes(const Run& run, int64_t per_epoch) {
 // Reads the data, builds the model, optimizer and scheduler, restores a checkpoint: every
 // failure here is the input's (exit 2).
 Run prepare(const TrainConfig& given) {
-  OX_CHECK(given.device == "cpu", Device, "oxmera train", "device '", given.device,
-           "' is not available: this build of oxmera has no CUDA backend yet (use --device cpu)");
+  const ox::Device device = ox::Device::parse(given.device);
+  if (device.type() == ox::DeviceType::CUDA) {
+    OX_CHECK(ox::cuda::is_available(), Device, "oxmera train", "device '", given.device,
+             "' is not available: ", ox::cuda::unavailable_reason(), " (use --device cpu)");
+    OX_CHECK(device.index() < ox::cuda::device_count(), Device, "oxmera train", "device '",
+             given.device, "' does not exist: ", ox::cuda::device_count(),
+             " CUDA device(s) present");
+  }
   OX_CHECK(!given.tui || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)), Value, "oxmera train",
            "--tui needs a terminal for standard input and output");
   Run run;
@@ -444,13 +451,25 @@ Run prepare(const TrainConfig& given) {
   check_outputs(config);
   ox::manual_seed(config.seed);
   run.task = make_task(config);
+  run.device = device;
+  if (!device.is_cpu()) {
+    // The data stays on the CPU (loaded, transformed and batched there, in pinned memory); each
+    // batch moves to the device as the step takes it, without waiting.
+    run.task.model->to(device);
+    for (auto* f : {&run.task.logits, &run.task.targets})
+      *f = [g = *f, device](const ox::Tensor& x) { return g(x.to(device, {.non_blocking = true})); };
+  }
   run.batch_size = config.batch_size > 0 ? config.batch_size : run.task.batch_size;
   run.lr = config.lr > 0 ? config.lr : run.task.lr;
   run.optimizer_name = config.optimizer.empty() ? run.task.optimizer : config.optimizer;
   run.loader = std::make_unique<ox::data::DataLoader>(
       run.task.train,
       ox::data::DataLoaderOptions{
-          .batch_size = run.batch_size, .shuffle = true, .num_workers = 1, .seed = config.seed});
+          .batch_size = run.batch_size,
+          .shuffle = true,
+          .num_workers = 1,
+          .seed = config.seed,
+          .pin_memory = !device.is_cpu()});
   const int64_t per_epoch = run.loader->size();
   check_sizes(run, per_epoch);
   run.optimizer = make_optimizer(run.optimizer_name, run.task.model->parameters(), run.lr);
@@ -594,6 +613,8 @@ std::string result_text(const Run& run, const Evaluation& result) {
 }
 
 int train(Run& run) {
+  // Tensors this thread makes (the GPT's sampling, checkpoint metadata) go to the run's device.
+  const ox::DeviceGuard on_device(run.device);
   const TrainConfig& config = run.config;
   const bool logging = run.log || run.tensorboard;
   const ox::TensorDict named = run.task.model->named_parameters();
@@ -729,8 +750,15 @@ Runner add_train(CLI::App& app) {
                      "fixes initialization, shuffling and dropout");
   add_integer_option(cmd, "--threads", config->threads, 0, kMaxThreads,
                      "threads (default: all cores; more than the hardware has are capped)");
-  cmd->add_option("--device", config->device, "cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
+  cmd->add_option("--device", config->device, "cpu, cuda or cuda:N")
+      ->check([](const std::string& text) -> std::string {
+        try {
+          ox::Device::parse(text);
+          return "";
+        } catch (const ox::Error& e) {
+          return e.what();
+        }
+      })
       ->capture_default_str();
   add_integer_option(cmd, "--limit", config->limit, 0, kMax,
                      "train on the first N examples only (0: all)");

@@ -26,6 +26,9 @@ struct DataLoaderOptions {
   int64_t num_workers = 0;  // 0: batches are made in the consumer's thread
   uint64_t seed = 0;
   int64_t prefetch = 2;  // batches in flight per worker
+  // Batches in page-locked memory (Tensor::pin_memory), for asynchronous copies to a CUDA device
+  // (to(device, {.non_blocking = true})); ignored where CUDA is unavailable, as PyTorch does.
+  bool pin_memory = false;
 };
 
 // Stacks the examples' data and targets along a new first dim (0-d targets give [B]).

@@ -56,7 +56,9 @@ class CpuBackend final : public Backend {
     return info;
   }
 
-  void copy(const StridedArray& dst, const StridedArray& src) override { cpu::copy(dst, src); }
+  void copy(const StridedArray& dst, const StridedArray& src, bool) override {
+    cpu::copy(dst, src);
+  }
   void fill(const StridedArray& dst, const Scalar& value) override { cpu::fill(dst, value); }
   void arange(const StridedArray& dst, const Scalar& start, const Scalar& step) override {
     cpu::arange(dst, start, step);

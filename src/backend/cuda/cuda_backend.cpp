@@ -25,6 +25,25 @@ void CudaBackend::synchronize(int device_index) {
   raise_reported_check(device_index);
 }
 
+void CudaBackend::copy(const StridedArray& dst, const StridedArray& src, bool non_blocking) {
+  const bool to_host = dst.device.is_cpu();
+  if (!non_blocking || to_host == src.device.is_cpu() || dst.dtype != src.dtype ||
+      !dst.is_contiguous() || !src.is_contiguous())
+    return copy(dst, src);
+  const size_t nbytes = size_t(dst.numel()) * dtype_size(dst.dtype);
+  if (nbytes == 0) return;
+  const DeviceContext at = enter(to_host ? src : dst);
+  if (to_host) {
+    check(at.driver->cuMemcpyDtoHAsync(dst.data, reinterpret_cast<CUdeviceptr>(src.data), nbytes,
+                                       at.stream),
+          "cuMemcpyDtoHAsync");
+  } else {
+    check(at.driver->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst.data), src.data, nbytes,
+                                       at.stream),
+          "cuMemcpyHtoDAsync");
+  }
+}
+
 std::unique_ptr<Backend> make_backend() {
   if (!driver_state().reason.empty()) return nullptr;
   return std::make_unique<CudaBackend>();

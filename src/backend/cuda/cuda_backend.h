@@ -15,9 +15,13 @@ class CudaBackend final : public Backend {
   int device_count() const override;
   Allocator& allocator(int device_index) override;
   void synchronize(int device_index) override;
+  // Non-blocking copies of contiguous bytes between pinned memory and the device, else the
+  // blocking copy below.
+  void copy(const StridedArray& dst, const StridedArray& src, bool non_blocking) override;
 
   // elementwise.cpp
-  void copy(const StridedArray& dst, const StridedArray& src) override;
+  // The blocking copy: returns when dst can be read and src reused.
+  void copy(const StridedArray& dst, const StridedArray& src);
   void fill(const StridedArray& dst, const Scalar& value) override;
   void arange(const StridedArray& dst, const Scalar& start, const Scalar& step) override;
   void linspace(const StridedArray& dst, double start, double end) override;

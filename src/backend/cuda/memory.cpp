@@ -184,6 +184,15 @@ StreamHandle stream_key(int device, void* stream) {
   return key.get();
 }
 
+Tensor empty_pinned(const Shape& shape, DType dtype) {
+  DeviceCachingAllocator& pinned = pinned_allocator();
+  int64_t numel = 1;
+  for (const int64_t d : shape) numel *= d;
+  auto storage =
+      std::make_shared<Storage>(static_cast<size_t>(numel) * dtype_size(dtype), Device::cpu(), pinned);
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape), dtype));
+}
+
 void empty_device_caches() noexcept {
   Allocators& a = allocators();
   std::lock_guard lock(a.mutex);
@@ -217,12 +226,7 @@ Tensor pin_memory(const Tensor& tensor) {
   OX_CHECK(tensor.device().is_cpu(), Device, "pin_memory", "the tensor is on ", tensor.device(),
            "; only CPU tensors can be pinned");
   if (is_pinned(tensor)) return tensor;
-  DeviceCachingAllocator& pinned = detail::pinned_allocator();
-  const Shape shape = tensor.shape();
-  auto storage = std::make_shared<Storage>(
-      static_cast<size_t>(tensor.numel()) * dtype_size(tensor.dtype()), Device::cpu(), pinned);
-  Tensor out(
-      std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape), tensor.dtype()));
+  Tensor out = detail::empty_pinned(tensor.shape(), tensor.dtype());
   out.copy_(tensor.detach());
   return out;
 }

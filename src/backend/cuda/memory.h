@@ -5,6 +5,7 @@
 // empty_device_caches does nothing.
 
 #include "backend/device_caching_allocator.h"
+#include "oxmera/tensor.h"
 
 namespace ox::cuda::detail {
 
@@ -18,6 +19,9 @@ DeviceCachingAllocator& device_allocator(int device);
 // block a copy used (record_stream with stream_key) is reused only after that copy completes.
 DeviceCachingAllocator& pinned_allocator();
 DeviceCachingAllocator* pinned_allocator_if_made() noexcept;  // nullptr before the first use
+// An uninitialized contiguous CPU tensor in pinned memory (what a non-blocking copy from a device
+// writes into).
+Tensor empty_pinned(const Shape& shape, DType dtype);
 // The key pinned_allocator's record_stream takes for a stream of `device` (interned: one per
 // stream, kept for the process, as the streams are).
 StreamHandle stream_key(int device, void* stream);

@@ -69,6 +69,7 @@ namespace ox::cuda::detail {
 DeviceCachingAllocator& device_allocator(int) { OXMERA_CUDA_OFF("cuda"); }
 DeviceCachingAllocator& pinned_allocator() { OXMERA_CUDA_OFF("pin_memory"); }
 DeviceCachingAllocator* pinned_allocator_if_made() noexcept { return nullptr; }
+Tensor empty_pinned(const Shape&, DType) { OXMERA_CUDA_OFF("pin_memory"); }
 StreamHandle stream_key(int, void*) { OXMERA_CUDA_OFF("cuda"); }
 void empty_device_caches() noexcept {}
 
