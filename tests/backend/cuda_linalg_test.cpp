@@ -8,8 +8,13 @@
 #include <oxmera/oxmera.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "backend/backend.h"
 #include "test_util.h"
@@ -17,11 +22,13 @@
 #ifdef OXMERA_TEST_WITH_CUDA
 #include "backend/cuda/cusolver.h"
 #include "backend/cuda/image.h"
+#include "backend/cuda/kernels/linalg.cuh"
 #include "backend/cuda/libraries.h"
 
 namespace {
 
 namespace cuda = ox::cuda::detail;
+namespace kern = ox::cuda::kernels;
 using ox::Shape;
 using ox::StridedArray;
 using ox::Strides;
@@ -143,6 +150,76 @@ TEST(CudaLinalg, EveryLaunchedKernelIsInTheEmbeddedPtx) {
   ASSERT_FALSE(cuda::linalg_kernel_names().empty());
   for (const char* name : cuda::linalg_kernel_names())
     EXPECT_NE(ptx.find(".entry " + std::string(name) + "("), std::string::npos) << name;
+}
+
+// The kernels' triangle rules: what the non-finite check reads, what the Cholesky scatter zeros.
+TEST(CudaLinalg, TriangleRulesOfGatherAndScatter) {
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 4; ++j) {
+      EXPECT_TRUE(kern::linalg_reads(0, i, j));
+      EXPECT_EQ(kern::linalg_reads(1, i, j), i <= j);
+      EXPECT_EQ(kern::linalg_reads(-1, i, j), i >= j);
+      EXPECT_FALSE(kern::linalg_zeroes(0, i, j));
+      // An upper factor reads the upper triangle and zeros the rest, a lower one likewise.
+      EXPECT_NE(kern::linalg_zeroes(1, i, j), kern::linalg_reads(1, i, j));
+      EXPECT_NE(kern::linalg_zeroes(-1, i, j), kern::linalg_reads(-1, i, j));
+    }
+}
+
+// The triangular_solve kernel's substitution, run on the CPU, against the CPU backend (LAPACK's
+// trtrs) for every triangle, transpose and diagonal choice, with a padded leading dim; garbage
+// (NaN) in what must not be read.
+template <class T>
+void expect_trsm_matches_cpu(double tolerance) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  constexpr int64_t n = 9, k = 3, lda = 11, ldb = 10;
+  ox::Backend& cpu = ox::backend_for(ox::Device::cpu(), "test");
+  const ox::DType dtype = std::is_same_v<T, float> ? ox::kF32 : ox::kF64;
+  for (int flags = 0; flags < 8; ++flags) {
+    const bool upper = flags & 1, transpose = flags & 2, unit = flags & 4;
+    std::vector<T> a(size_t(lda * n), std::numeric_limits<T>::quiet_NaN());
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) {
+        if (upper ? i > j : i < j) continue;  // the other triangle stays NaN
+        a[size_t(i + j * lda)] =
+            i == j ? (unit ? std::numeric_limits<T>::quiet_NaN() : T(2 + u(rng))) : T(0.5 * u(rng));
+      }
+    std::vector<T> b(size_t(ldb * k));
+    for (T& v : b) v = T(u(rng));
+    std::vector<T> expected = b, got = b;
+    const StridedArray sa{a.data(), {n, n}, {1, lda}, dtype, ox::Device::cpu()};
+    const StridedArray sb{expected.data(), {n, k}, {1, ldb}, dtype, ox::Device::cpu()};
+    cpu.triangular_solve(sa, sb, upper, transpose, unit);
+    for (int64_t c = 0; c < k; ++c)
+      kern::trsm_column(a.data(), lda, got.data() + c * ldb, n, upper, transpose, unit);
+    for (int64_t c = 0; c < k; ++c)
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_NEAR(double(got[size_t(i + c * ldb)]), double(expected[size_t(i + c * ldb)]),
+                    tolerance)
+            << "upper " << upper << " transpose " << transpose << " unit " << unit << " at (" << i
+            << ", " << c << ")";
+  }
+}
+
+TEST(CudaLinalg, TriangularSolveSubstitutionMatchesTheCpuF32) {
+  expect_trsm_matches_cpu<float>(1e-4);
+}
+
+TEST(CudaLinalg, TriangularSolveSubstitutionMatchesTheCpuF64) {
+  expect_trsm_matches_cpu<double>(1e-12);
+}
+
+TEST(CudaLinalg, ASingularTriangleGivesInfOrNaNNotAnError) {
+  // [[1, 0], [1, 0]] lower: x0 = 1, x1 = (1 - 1) / 0 = NaN; b1 = 2 gives Inf.
+  const double a[4] = {1, 1, 0, 0};
+  double x[2] = {1, 1};
+  kern::trsm_column(a, 2, x, 2, false, false, false);
+  EXPECT_EQ(x[0], 1);
+  EXPECT_TRUE(std::isnan(x[1]));
+  double y[2] = {1, 2};
+  kern::trsm_column(a, 2, y, 2, false, false, false);
+  EXPECT_TRUE(std::isinf(y[1]));
 }
 
 }  // namespace

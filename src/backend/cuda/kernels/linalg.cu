@@ -22,6 +22,7 @@
 //       divides anyway (Inf/NaN). batch: operand 0 A, operand 1 b.
 
 #include "backend/cuda/kernels/common.cuh"
+#include "backend/cuda/kernels/linalg.cuh"
 #include "backend/cuda/kernels/offsets.cuh"
 
 OXMERA_DEFINE_KERNEL_STAMP;
@@ -42,8 +43,7 @@ __device__ void gather(const T* __restrict__ a, const Offsets<1>& batch, int64_t
     int bad = 0;
     for (int64_t e = threadIdx.x; e < size; e += blockDim.x) {
       const int64_t i = e % rows, j = e / rows;
-      if ((tri > 0 && i > j) || (tri < 0 && i < j)) continue;
-      if (!isfinite(m[i + j * ld])) bad = 1;
+      if (linalg_reads(tri, i, j) && !isfinite(m[i + j * ld])) bad = 1;
     }
     bad = __syncthreads_or(bad);  // uniform over the block: every thread walks the same t
     T* s = scratch + t * size;
@@ -74,8 +74,7 @@ __device__ void scatter(T* __restrict__ a, const Offsets<1>& batch, int64_t coun
     const T* s = scratch + t * size;
     for (int64_t e = threadIdx.x; e < size; e += blockDim.x) {
       const int64_t i = e % rows, j = e / rows;
-      const bool zero = (zero_tri > 0 && i > j) || (zero_tri < 0 && i < j);
-      m[i + j * ld] = zero ? T(0) : s[e];
+      m[i + j * ld] = linalg_zeroes(zero_tri, i, j) ? T(0) : s[e];
     }
   }
 }
@@ -98,24 +97,12 @@ template <class T>
 __device__ void trsm(const T* __restrict__ a, T* __restrict__ b, const Offsets<2>& batch,
                      int64_t count, int64_t n, int64_t k, int64_t lda, int64_t ldb, int32_t upper,
                      int32_t transpose, int32_t unit) {
-  const bool lower_system = (upper != 0) == (transpose != 0);  // op(A) lower triangular
   grid_stride(count * k, [&](int64_t idx) {
     const int64_t t = idx / k, c = idx - t * k;
     int64_t offset[2];
     batch.get(t, offset);
-    const T* m = a + offset[0];
-    T* x = b + offset[1] + c * ldb;
-    auto elem = [&](int64_t i, int64_t j) { return transpose ? m[j + i * lda] : m[i + j * lda]; };
-    for (int64_t s = 0; s < n; ++s) {
-      const int64_t i = lower_system ? s : n - 1 - s;
-      T v = x[i];
-      if (lower_system) {
-        for (int64_t j = 0; j < i; ++j) v -= elem(i, j) * x[j];
-      } else {
-        for (int64_t j = i + 1; j < n; ++j) v -= elem(i, j) * x[j];
-      }
-      x[i] = unit ? v : v / elem(i, i);
-    }
+    trsm_column(a + offset[0], lda, b + offset[1] + c * ldb, n, upper != 0, transpose != 0,
+                unit != 0);
   });
 }
 
