@@ -78,8 +78,8 @@ TEST(CudaRuntime, DoctorsReportSaysWhy) {
   }
   EXPECT_TRUE(keys.count("build")) << "every build says how it was built";
   if (ox::cuda::is_built()) {
-    for (const char* key :
-         {"driver", "kernel fingerprint", "kernel targets", "cublas", "cublasLt", "nvrtc"})
+    for (const char* key : {"driver", "kernel fingerprint", "kernel targets", "cublas", "cublasLt",
+                            "nvrtc", "cusolver"})
       EXPECT_TRUE(keys.count(key)) << key;
     for (const auto& [key, value] : cuda->features) {
       if (key == "kernel fingerprint") {
@@ -157,7 +157,7 @@ TEST(CudaLibraries, DlopenFirstTakesTheFirstThatLoadsAndRecordsEachFailure) {
   EXPECT_EQ(libc.soname, "libc.so.6");
   EXPECT_TRUE(libc.reason.empty()) << libc.reason;
   const std::vector<cuda::Library>& libs = cuda::optional_libraries();
-  ASSERT_EQ(libs.size(), 3u);
+  ASSERT_EQ(libs.size(), 4u);
   for (const cuda::Library& lib : libs)
     EXPECT_TRUE(lib.handle != nullptr ? !lib.soname.empty() : !lib.reason.empty()) << lib.name;
 }

@@ -238,7 +238,7 @@ TEST(DoctorCuda, SaysWhyCudaIsUnavailable) {
   EXPECT_EQ(build.rfind("with CUDA (nvcc ", 0), 0u) << build;
   EXPECT_EQ(cuda["kernel fingerprint"].get<std::string>(), ox::cuda::kernel_fingerprint());
   EXPECT_NE(cuda["kernel targets"].get<std::string>().find("compute_"), std::string::npos);
-  for (const char* library : {"cublas", "cublasLt", "nvrtc"}) {
+  for (const char* library : {"cublas", "cublasLt", "nvrtc", "cusolver"}) {
     const std::string value = cuda[library].get<std::string>();
     EXPECT_TRUE(value.find("(found)") != std::string::npos || value.rfind("missing: ", 0) == 0)
         << library << ": " << value;

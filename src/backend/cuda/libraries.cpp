@@ -28,6 +28,8 @@ const std::vector<Library>& optional_libraries() {
       dlopen_first("cublas", {"libcublas.so.13", "libcublas.so.12"}),
       dlopen_first("cublasLt", {"libcublasLt.so.13", "libcublasLt.so.12"}),
       dlopen_first("nvrtc", {"libnvrtc.so.13", "libnvrtc.so.12"}),
+      // cuSOLVER kept its major at 12 in CUDA 13; .11 is CUDA 11's (the same legacy dense API).
+      dlopen_first("cusolver", {"libcusolver.so.12", "libcusolver.so.11"}),
   };
   return libraries;
 }

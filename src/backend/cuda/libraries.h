@@ -18,8 +18,8 @@ struct Library {
 // Loads the first of `sonames` that dlopen accepts.
 Library dlopen_first(std::string name, std::initializer_list<const char*> sonames);
 
-// cublas, cublasLt, nvrtc, probed once per process (on first call: doctor asks, nothing else
-// yet).
+// cublas, cublasLt, nvrtc, cusolver, probed once per process (on first call: doctor asks, and
+// the linear algebra launchers through cusolver.h).
 const std::vector<Library>& optional_libraries();
 
 }  // namespace ox::cuda::detail
