@@ -189,11 +189,14 @@ void CudaBackend::scatter(const StridedArray& dst, const StridedArray& src,
 
   // Every valid destination offset lies in [low, high]: keys offset - low, and one more for a
   // bad index.
-  int64_t low = 0, high = 0;
-  kernels::offset_range(int(src.shape.size()), src.shape.data(), dst.strides.data(), low, high);
-  for (const IndexOperand& ix : indices) {
-    if (ix.size > 0) kernels::offset_range(1, &ix.size, &ix.stride, low, high);
+  int64_t sizes[kMaxIndices], strides[kMaxIndices];
+  for (size_t k = 0; k < indices.size(); ++k) {
+    sizes[k] = indices[k].size;
+    strides[k] = indices[k].stride;
   }
+  int64_t low = 0, high = 0;
+  kernels::destination_range(int(src.shape.size()), src.shape.data(), dst.strides.data(),
+                             int(indices.size()), sizes, strides, low, high);
   const uint64_t invalid = uint64_t(high - low) + 1;
 
   DeviceBuffer keys_a(at, size_t(count) * sizeof(uint64_t)), keys_b(at, size_t(count) * 8);

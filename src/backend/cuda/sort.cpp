@@ -22,9 +22,6 @@ const KernelRef kWrite2("sort", "ox_sort_write_w2");
 const KernelRef kWrite4("sort", "ox_sort_write_w4");
 const KernelRef kWrite8("sort", "ox_sort_write_w8");
 
-// Bytes of a dtype's sort key (kernels/sort.cu: sort_key); bool keys are 0 or 1.
-int sort_key_bytes(DType dt) { return dt == kBool ? 1 : int(dtype_size(dt)); }
-
 }  // namespace
 
 void CudaBackend::sort(const StridedArray& values, const StridedArray& indices,
@@ -47,7 +44,7 @@ void CudaBackend::sort(const StridedArray& values, const StridedArray& indices,
   uint64_t* keys[2] = {keys_a.as<uint64_t>(), keys_b.as<uint64_t>()};
   int64_t* vals[2] = {vals_a.as<int64_t>(), vals_b.as<int64_t>()};
 
-  const uint64_t max_key = src.dtype == kBool ? 1 : kernels::key_mask(sort_key_bytes(src.dtype));
+  const uint64_t max_key = kernels::max_sort_key(int(dtype_size(src.dtype)), src.dtype == kBool);
   const uint64_t flip = params.descending ? max_key : 0;
   launch(at, kKeys.get(at.device, 0, src.dtype), grid_for(total), keys[0], vals[0],
          static_cast<const void*>(src.data), total, src_layout, flip);

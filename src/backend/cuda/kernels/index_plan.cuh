@@ -44,6 +44,24 @@ OX_HOST_DEVICE inline uint64_t signed_key(int64_t v, int bytes) {
 inline constexpr uint64_t kInfF16 = 0x7c00, kInfBF16 = 0x7f80, kInfF32 = 0x7f800000,
                           kInfF64 = 0x7ff0000000000000;
 
+// The key of each dtype's value (kernels/sort.cu calls these on the stored bits).
+OX_HOST_DEVICE inline uint64_t f16_key(uint16_t bits) { return float_key(bits, 2, kInfF16); }
+OX_HOST_DEVICE inline uint64_t bf16_key(uint16_t bits) { return float_key(bits, 2, kInfBF16); }
+OX_HOST_DEVICE inline uint64_t f32_key(uint32_t bits) { return float_key(bits, 4, kInfF32); }
+OX_HOST_DEVICE inline uint64_t f64_key(uint64_t bits) { return float_key(bits, 8, kInfF64); }
+template <class I>  // an integer type or bool
+OX_HOST_DEVICE inline uint64_t int_key(I v) {
+  if constexpr (I(-1) < I(0))
+    return signed_key(int64_t(v), int(sizeof(I)));
+  else
+    return uint64_t(v);
+}
+// The largest key of a dtype of `bytes` bytes (bool: 1): also the mask a descending sort
+// complements keys with.
+OX_HOST_DEVICE inline uint64_t max_sort_key(int bytes, bool is_bool) {
+  return is_bool ? 1 : key_mask(bytes);
+}
+
 // ---- Radix sort ------------------------------------------------------------------------------
 // An LSD radix sort of (u64 key, i64 payload) pairs, 8 bits per pass, stable: per pass each
 // tile of the input counts its digits (hist[digit * tiles + tile]), an exclusive scan of hist
@@ -171,6 +189,18 @@ OX_HOST_DEVICE inline void offset_range(int ndim, const int64_t* shape, const in
     else
       high += span;
   }
+}
+
+// The range [low, high] of a scatter's destination offsets: the destination's strides over the
+// iteration shape, plus each index operand's valid values (size 0: none) times its stride.
+inline void destination_range(int ndim, const int64_t* shape, const int64_t* strides, int nidx,
+                              const int64_t* sizes, const int64_t* index_strides, int64_t& low,
+                              int64_t& high) {
+  low = 0;
+  high = 0;
+  offset_range(ndim, shape, strides, low, high);
+  for (int k = 0; k < nidx; ++k)
+    if (sizes[k] > 0) offset_range(1, &sizes[k], &index_strides[k], low, high);
 }
 
 }  // namespace ox::cuda::kernels

@@ -115,21 +115,16 @@ extern "C" __global__ void __launch_bounds__(kRadixThreads)
 
 template <class T>
 __device__ inline uint64_t sort_key(T v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return float_key(__float_as_uint(v), 4, kInfF32);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return float_key(uint64_t(__double_as_longlong(v)), 8, kInfF64);
-  } else if constexpr (std::is_same_v<T, HalfBits>) {
-    return float_key(v.bits, 2, kInfF16);
-  } else if constexpr (std::is_same_v<T, BFloat16Bits>) {
-    return float_key(v.bits, 2, kInfBF16);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v ? 1 : 0;
-  } else if constexpr (std::is_signed_v<T>) {
-    return signed_key(int64_t(v), int(sizeof(T)));
-  } else {
-    return uint64_t(v);
-  }
+  if constexpr (std::is_same_v<T, float>)
+    return f32_key(__float_as_uint(v));
+  else if constexpr (std::is_same_v<T, double>)
+    return f64_key(uint64_t(__double_as_longlong(v)));
+  else if constexpr (std::is_same_v<T, HalfBits>)
+    return f16_key(v.bits);
+  else if constexpr (std::is_same_v<T, BFloat16Bits>)
+    return bf16_key(v.bits);
+  else
+    return int_key<T>(v);
 }
 
 template <class T>
