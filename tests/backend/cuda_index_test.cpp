@@ -20,9 +20,13 @@
 #include "test_util.h"
 
 #ifdef OXMERA_TEST_WITH_CUDA
+#include "backend/cuda/driver.h"
 #include "backend/cuda/image.h"
 #include "backend/cuda/kernels/index_plan.cuh"
 #include "backend/cuda/launch.h"
+#include "backend/cuda/module.h"
+#include "backend/kernel_check.h"
+#include "oxmera/cuda.h"
 
 namespace {
 
@@ -566,6 +570,237 @@ TEST(CudaIndex, EveryLaunchedKernelIsInThePtx) {
   for (const std::string& name : sort) EXPECT_TRUE(in_sort.count(name)) << name;
   EXPECT_EQ(in_index.size(), index.size());
   EXPECT_EQ(in_sort.size(), sort.size());
+}
+
+// ---- On a GPU: the CUDA primitives against the CPU's, bit for bit ----------------------------
+
+class CudaIndexOnDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ox::cuda::is_available())
+      GTEST_SKIP() << "no usable CUDA device: " << ox::cuda::unavailable_reason();
+  }
+  void TearDown() override {
+    for (CUdeviceptr p : owned_) ox::cuda::detail::driver().cuMemFree(p);
+  }
+  ox::Backend& gpu() { return ox::backend_for(ox::Device(ox::DeviceType::CUDA, 0), "test"); }
+
+  // A device copy of `bytes`; `at` bytes in, as the array's element [0, ...].
+  void* upload(const std::vector<uint8_t>& bytes, size_t at = 0) {
+    namespace cd = ox::cuda::detail;
+    const cd::Driver& d = cd::driver();
+    cd::set_device(0);
+    CUdeviceptr p = 0;
+    cd::check(d.cuMemAlloc(&p, std::max<size_t>(bytes.size(), 8)), "cuMemAlloc");
+    owned_.push_back(p);
+    if (!bytes.empty())
+      cd::check(d.cuMemcpyHtoDAsync(p, bytes.data(), bytes.size(), nullptr), "cuMemcpyHtoDAsync");
+    cd::check(d.cuCtxSynchronize(), "cuCtxSynchronize");
+    return reinterpret_cast<char*>(p) + at;
+  }
+  std::vector<uint8_t> download(const void* p, size_t at, size_t nbytes) {
+    namespace cd = ox::cuda::detail;
+    gpu().synchronize(0);
+    std::vector<uint8_t> out(nbytes);
+    cd::check(
+        cd::driver().cuMemcpyDtoH(
+            out.data(), reinterpret_cast<CUdeviceptr>(static_cast<const char*>(p) - at), nbytes),
+        "cuMemcpyDtoH");
+    return out;
+  }
+  template <class T>
+  static std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+    std::vector<uint8_t> b(v.size() * sizeof(T));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  }
+  static StridedArray on_device(void* data, const StridedArray& a) {
+    StridedArray d = a;
+    d.data = data;
+    d.device = ox::Device(ox::DeviceType::CUDA, 0);
+    return d;
+  }
+
+ private:
+  std::vector<CUdeviceptr> owned_;
+};
+
+// Bit for bit, except that arithmetic giving NaN may give another NaN (the GPU's is canonical).
+bool same_values(DType dt, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  if (a.size() != b.size()) return false;
+  const size_t w = ox::dtype_size(dt);
+  for (size_t i = 0; i < a.size(); i += w)
+    if (std::memcmp(a.data() + i, b.data() + i, w) != 0 &&
+        !(is_nan_of(dt, a.data() + i) && is_nan_of(dt, b.data() + i)))
+      return false;
+  return true;
+}
+
+TEST_F(CudaIndexOnDevice, SortAsTheCpu) {
+  std::mt19937_64 rng(5);
+  for (DType dt : kAll) {
+    const size_t w = ox::dtype_size(dt);
+    for (int64_t n : {int64_t(1), int64_t(7), int64_t(300), int64_t(5000)}) {
+      const int64_t rows = 3;
+      const std::vector<uint8_t> src = sample_values(dt, rows * n, rng);
+      struct Case {
+        int64_t m;
+        ox::SortParams p;
+      };
+      std::vector<Case> cases;
+      for (bool desc : {false, true}) {
+        ox::SortParams p;
+        p.descending = desc;
+        cases.push_back({n, p});
+        cases.push_back({std::max<int64_t>(1, n / 3), p});
+        p.select = true;
+        p.k = n / 2;
+        cases.push_back({1, p});
+        p.nan_wins = true;
+        cases.push_back({1, p});
+      }
+      for (const Case& c : cases) {
+        for (bool transposed : {false, true}) {  // src [rows, n] stored as [n, rows]
+          const Strides ss = transposed ? Strides{1, rows} : Strides{n, 1};
+          std::vector<uint8_t> laid(src.size());
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < n; ++j)
+              std::memcpy(laid.data() + size_t(r * ss[0] + j * ss[1]) * w,
+                          src.data() + size_t(r * n + j) * w, w);
+          const int64_t m = c.m;
+          std::vector<uint8_t> want_v(size_t(rows * m) * w), want_i(size_t(rows * m) * 8);
+          cpu().sort(array(want_v.data(), {rows, m}, {m, 1}, dt),
+                     array(want_i.data(), {rows, m}, {m, 1}, ox::kI64),
+                     array(laid.data(), {rows, n}, ss, dt), c.p);
+          void* ds = upload(laid);
+          void* dv = upload(std::vector<uint8_t>(want_v.size(), 0xab));
+          void* di = upload(std::vector<uint8_t>(want_i.size(), 0xab));
+          gpu().sort(on_device(dv, array(nullptr, {rows, m}, {m, 1}, dt)),
+                     on_device(di, array(nullptr, {rows, m}, {m, 1}, ox::kI64)),
+                     on_device(ds, array(nullptr, {rows, n}, ss, dt)), c.p);
+          const std::string what =
+              std::string(ox::dtype_name(dt)) + " n " + std::to_string(n) + " m " +
+              std::to_string(m) + " desc " + std::to_string(c.p.descending) + " select " +
+              std::to_string(c.p.select) + " nan_wins " + std::to_string(c.p.nan_wins) +
+              " transposed " + std::to_string(transposed);
+          EXPECT_EQ(download(di, 0, want_i.size()), want_i) << what;
+          EXPECT_EQ(download(dv, 0, want_v.size()), want_v) << what;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaIndexOnDevice, GatherAndScatterAsTheCpu) {
+  TwoIndexCase c;
+  std::vector<int64_t> i0 = c.i0, i1 = c.i1;
+  void* d0 = upload(bytes_of(i0));
+  void* d1 = upload(bytes_of(i1));
+  ox::IndexOperand g0 = c.op0, g1 = c.op1;
+  g0.index = on_device(d0, c.op0.index);
+  g1.index = on_device(d1, c.op1.index);
+  std::mt19937_64 rng(9);
+  for (DType dt : kAll) {
+    const size_t w = ox::dtype_size(dt);
+    std::vector<uint8_t> base = sample_values(dt, 60, rng), src = sample_values(dt, 18, rng);
+    // Gather: dst [6, 3] from base [4, 3, 5].
+    {
+      std::vector<uint8_t> want(18 * w, 0);
+      cpu().gather(array(want.data(), c.shape, {3, 1}, dt), array(base.data(), c.shape, {0, 5}, dt),
+                   {c.op0, c.op1});
+      void* db = upload(base);
+      void* dd = upload(std::vector<uint8_t>(want.size(), 0));
+      gpu().gather(on_device(dd, array(nullptr, c.shape, {3, 1}, dt)),
+                   on_device(db, array(nullptr, c.shape, {0, 5}, dt)), {g0, g1});
+      EXPECT_EQ(download(dd, 0, want.size()), want) << "gather " << dt;
+    }
+    for (ox::ScatterReduce reduce :
+         {ox::ScatterReduce::Assign, ox::ScatterReduce::Sum, ox::ScatterReduce::Prod,
+          ox::ScatterReduce::Amax, ox::ScatterReduce::Amin}) {
+      std::vector<uint8_t> want = base;
+      cpu().scatter(array(want.data(), c.shape, {0, 5}, dt), array(src.data(), c.shape, {3, 1}, dt),
+                    {c.op0, c.op1}, reduce);
+      void* dd = upload(base);
+      void* ds = upload(src);
+      gpu().scatter(on_device(dd, array(nullptr, c.shape, {0, 5}, dt)),
+                    on_device(ds, array(nullptr, c.shape, {3, 1}, dt)), {g0, g1}, reduce);
+      EXPECT_TRUE(same_values(dt, download(dd, 0, want.size()), want))
+          << "scatter " << dt << " " << int(reduce);
+    }
+  }
+  // Many updates meeting at few elements, one i32 index, a reversed destination dim.
+  const int64_t n = 20000;
+  std::vector<int32_t> index(static_cast<size_t>(n));
+  std::vector<float> src(static_cast<size_t>(n)), base(7, 0.5f);
+  for (int64_t i = 0; i < n; ++i) {
+    index[size_t(i)] = int32_t(rng() % 7) - (i % 2 ? 7 : 0);
+    src[size_t(i)] = float(rng() % 1000) * (i % 3 ? 1e-3f : 1e5f);
+  }
+  const ox::IndexOperand op{array(index.data(), {n}, {1}, ox::kI32), 7, -1, true, -1};
+  for (ox::ScatterReduce reduce : {ox::ScatterReduce::Assign, ox::ScatterReduce::Sum}) {
+    std::vector<float> want = base;
+    cpu().scatter(array(want.data() + 6, {n}, {0}, ox::kF32), array(src.data(), {n}, {1}, ox::kF32),
+                  {op}, reduce);
+    void* dd = upload(bytes_of(base), 24);
+    ox::IndexOperand dop = op;
+    dop.index = on_device(upload(bytes_of(index)), op.index);
+    gpu().scatter(on_device(dd, array(nullptr, {n}, {0}, ox::kF32)),
+                  on_device(upload(bytes_of(src)), array(nullptr, {n}, {1}, ox::kF32)), {dop},
+                  reduce);
+    EXPECT_EQ(download(dd, 24, 28), bytes_of(want)) << int(reduce);
+  }
+}
+
+TEST_F(CudaIndexOnDevice, BadIndicesReportAsTheCpu) {
+  const ox::CheckSite site =
+      ox::check_site("test_gather", "index {value} at {position} is out of bounds for {bound}");
+  std::vector<int64_t> index{0, 2, 9, -1, 11, 1};  // bad: 9 at 2 (then -1, 11)
+  std::vector<float> src(4, 1.0f), dst(6, 0.0f);
+  const ox::IndexOperand op{array(index.data(), {6}, {1}, ox::kI64), 4, 1, false, site};
+  std::string cpu_what, gpu_what;
+  try {
+    cpu().gather(array(dst.data(), {6}, {1}, ox::kF32), array(src.data(), {6}, {0}, ox::kF32),
+                 {op});
+  } catch (const ox::Error& e) {
+    cpu_what = e.what();
+  }
+  ox::IndexOperand dop = op;
+  dop.index = on_device(upload(bytes_of(index)), op.index);
+  try {
+    gpu().gather(on_device(upload(bytes_of(dst)), array(nullptr, {6}, {1}, ox::kF32)),
+                 on_device(upload(bytes_of(src)), array(nullptr, {6}, {0}, ox::kF32)), {dop});
+    gpu().synchronize(0);
+  } catch (const ox::Error& e) {
+    gpu_what = e.what();
+  }
+  EXPECT_FALSE(cpu_what.empty());
+  EXPECT_EQ(gpu_what, cpu_what);
+  gpu().synchronize(0);  // the report was cleared
+}
+
+TEST_F(CudaIndexOnDevice, NonzeroAsTheCpu) {
+  std::mt19937_64 rng(13);
+  for (DType dt : kAll) {
+    const size_t w = ox::dtype_size(dt);
+    const Shape shape{3, 50, 41};
+    std::vector<uint8_t> src = sample_values(dt, 3 * 50 * 41, rng);
+    for (size_t i = 0; i < src.size() / w; i += 2) std::memset(src.data() + i * w, 0, w);
+    const Strides strides{41, 3 * 41, 1};  // dims 0 and 1 swapped in memory
+    int64_t count = 0;
+    for (int64_t i = 0; i < 3 * 50 * 41; ++i) {
+      uint64_t b = 0;
+      std::memcpy(&b, src.data() + size_t(i) * w, w);
+      if (ox::is_floating(dt)) b &= k::key_mask(int(w)) >> 1;
+      count += b != 0;
+    }
+    std::vector<int64_t> want(static_cast<size_t>(count * 3));
+    cpu().nonzero(array(want.data(), {count, 3}, {3, 1}, ox::kI64),
+                  array(src.data(), shape, strides, dt));
+    void* dd = upload(std::vector<uint8_t>(want.size() * 8, 0xcd));
+    gpu().nonzero(on_device(dd, array(nullptr, {count, 3}, {3, 1}, ox::kI64)),
+                  on_device(upload(src), array(nullptr, shape, strides, dt)));
+    EXPECT_EQ(download(dd, 0, want.size() * 8), bytes_of(want)) << dt;
+  }
 }
 
 }  // namespace
