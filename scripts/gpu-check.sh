@@ -17,8 +17,9 @@
 # CudaOnDevice*, CudaMemoryOnDevice*); (3) the parity suites (op/autograd, nn, linalg, optim)
 # with OXMERA_TEST_DEVICE=cuda, as ctest runs them with `stand-in` (device_stand_in_*), sharded
 # over the cores; (4) compute-sanitizer's memcheck, racecheck, synccheck and initcheck with
-# OXMERA_CUDA_ALLOC=direct on a small parity subset; (5) benchmarks: none yet (`oxmera bench`
-# has no device option). Steps 2 to 4 run concurrently. The logs go to $OUT (the device tool
+# OXMERA_CUDA_ALLOC=direct on a small parity subset; (5) the same subset with the kernels
+# compiled by NVRTC (OXMERA_CUDA_NVRTC=1), twice: compiled, then from the disk cache;
+# (6) benchmarks: none yet (`oxmera bench` has no device option). Steps 2 to 5 run concurrently. The logs go to $OUT (the device tool
 # brings back at most 8 files there: summary.txt, failures.txt, doctor.txt, logs.tar.gz), and a
 # table, one row per step, is printed last. The exit status is nonzero when any step failed.
 #
@@ -110,6 +111,8 @@ pack() {
 # run (on the GPU machine)
 
 WORK="" LOGS="" RESULTS="" BIN=""
+# The CUDA tests and a few fast parity suites: what compute-sanitizer and the NVRTC step run.
+SANITIZER_FILTER='CudaOnDevice*:CudaMemoryOnDevice*:Creation*:Copy.*:Cast.*:UnaryValues*:BinaryPromotion*:Reduce.*:Softmax*:Gather*:Where*'
 
 unpack() {
   [ -f "$ARCHIVE" ] || die "no $ARCHIVE: run 'bash scripts/gpu-check.sh pack' here and carry build/gpu-pack"
@@ -123,6 +126,8 @@ unpack() {
   BIN=$WORK/bin LOGS=$WORK/logs RESULTS=$WORK/results
   mkdir -p "$LOGS" "$RESULTS" "$WORK/seen"
   export LD_LIBRARY_PATH=$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # libnvrtc (the NVRTC step) and cuBLAS by soname, where the image's toolkit has them.
+  [ -d /usr/local/cuda/lib64 ] && LD_LIBRARY_PATH+=:/usr/local/cuda/lib64
   # Many programs share 16 cores: one OpenMP thread each (the GPU does the work that matters).
   export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
   # CudaPtxas skips (OXMERA_TEST_PTXAS unset): ctest runs it, and this build's PTX is for
@@ -189,7 +194,7 @@ step_parity() {
 # bounds of each tensor.
 step_sanitizer() {
   local limit=${GPU_CHECK_SANITIZER_LIMIT:-180} device=${GPU_CHECK_DEVICE:-cuda}
-  local filter=${GPU_CHECK_SANITIZER_FILTER:-CudaOnDevice*:CudaMemoryOnDevice*:Creation*:Copy.*:Cast.*:UnaryValues*:BinaryPromotion*:Reduce.*:Softmax*:Gather*:Where*}
+  local filter=${GPU_CHECK_SANITIZER_FILTER:-$SANITIZER_FILTER}
   local sanitizer=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool
   for tool in memcheck racecheck synccheck initcheck; do
     if [ ! -x "$sanitizer" ]; then
@@ -201,6 +206,20 @@ step_sanitizer() {
       OXMERA_CUDA_ALLOC=direct -- "$sanitizer" --tool "$tool" --error-exitcode 99 \
       --print-limit 20 "$BIN/oxmera_tests" --gtest_brief=1 "--gtest_filter=$filter" &
   done
+}
+
+# The NVRTC fallback forced (OXMERA_CUDA_NVRTC=1) on the CUDA tests and the sanitizer's subset:
+# every family compiled by NVRTC for this GPU, loaded, its stamp checked, its kernels run; a
+# second process then reads the disk cache the first one wrote.
+step_nvrtc() {
+  local filter=${GPU_CHECK_SANITIZER_FILTER:-$SANITIZER_FILTER} device=${GPU_CHECK_DEVICE:-cuda}
+  (
+    job nvrtc nvrtc-compile 180 OXMERA_CUDA_NVRTC=1 OXMERA_CUDA_CACHE_DIR="$WORK/kernel-cache" \
+      OXMERA_TEST_DEVICE="$device" -- "$BIN/oxmera_tests" --gtest_brief=1 "--gtest_filter=$filter"
+    job nvrtc nvrtc-cached 120 OXMERA_CUDA_NVRTC=1 OXMERA_CUDA_CACHE_DIR="$WORK/kernel-cache" \
+      OXMERA_TEST_DEVICE="$device" -- "$BIN/oxmera_tests" --gtest_brief=1 "--gtest_filter=$filter"
+    ls -l "$WORK/kernel-cache" >>"$LOGS/nvrtc-cached.log" 2>&1
+  ) &
 }
 
 step_bench() {
@@ -236,7 +255,7 @@ gtest_counts() {
 # summary, a sanitizer's report, a time limit).
 report() {
   local steps=(doctor cuda-only parity parity-coverage sanitizer-memcheck sanitizer-racecheck
-               sanitizer-synccheck sanitizer-initcheck bench)
+               sanitizer-synccheck sanitizer-initcheck nvrtc bench)
   local failed_any=0 step
   : >"$OUT/failures.txt"
   printf '%-20s %7s %7s %7s %7s  %s\n' step passed failed skipped seconds result >"$WORK/table"
@@ -255,7 +274,11 @@ report() {
           grep -E '^\[  FAILED  \] [A-Za-z_]' "$LOGS/$name.log" | sort -u | head -50
           grep -E '^========= (ERROR|Program hit|Invalid|Race|Uninitialized)|killed after' \
             "$LOGS/$name.log" | sort | uniq -c | sort -rn | head -10
-          [ "$jp$jf" = 00 ] && tail -5 "$LOGS/$name.log"
+          if [ "$name" = doctor ]; then
+            grep -E '^ +(available|driver) ' "$LOGS/$name.log"
+          elif [ "$jp$jf" = 00 ]; then
+            tail -5 "$LOGS/$name.log"
+          fi
         } >>"$OUT/failures.txt"
       fi
     done < <(cat "$RESULTS"/* 2>/dev/null | awk -v s="$step" '$1 == s')
@@ -303,6 +326,7 @@ run() {
   step_cuda_only
   step_parity
   step_sanitizer
+  step_nvrtc
   step_bench
   wait
   step_coverage
