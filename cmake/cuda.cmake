@@ -156,4 +156,7 @@ target_sources(oxmera PRIVATE ${image_sources} ${OXMERA_CUDA_GEN}/kernel_table.c
 file(GLOB runtime_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/backend/cuda/*.cpp)
 set_source_files_properties(${runtime_sources} PROPERTIES COMPILE_OPTIONS
                             "-isystem;${OXMERA_CUDA_INCLUDE_DIR}")
+# The NVRTC fallback looks for libcu++'s headers in this toolkit too (after the environment's).
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/backend/cuda/nvrtc.cpp PROPERTIES
+                            COMPILE_DEFINITIONS "OXMERA_CUDA_BUILD_INCLUDE=\"${OXMERA_CUDA_INCLUDE_DIR}\"")
 target_link_libraries(oxmera PRIVATE ${CMAKE_DL_LIBS})

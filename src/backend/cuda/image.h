@@ -14,6 +14,14 @@
 
 namespace ox::cuda::detail {
 
+// One source file of a family, for the NVRTC fallback: the name an #include gives it
+// ("backend/cuda/kernels/common.cuh", "oxmera/core/half.h"; the .cu by its path in the tree)
+// and its text, NUL-terminated.
+struct KernelSource {
+  const char* name;
+  const unsigned char* text;
+};
+
 struct KernelImage {
   const char* family;  // "fill"
   const char* stamp;   // 16 hex digits, also the module's device global oxmera_kernel_stamp
@@ -21,6 +29,8 @@ struct KernelImage {
   size_t machine_code_size;
   const unsigned char* ptx;  // fatbin: PTX text for the lowest target (not compressed)
   size_t ptx_size;
+  const KernelSource* sources;  // the .cu first, then every header it includes from the tree
+  size_t source_count;
 };
 // How the embedded kernels were built.
 struct KernelBuild {

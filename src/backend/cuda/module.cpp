@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cuda/driver.h"
+#include "backend/cuda/nvrtc.h"
 #include "oxmera/core/error.h"
 
 namespace ox::cuda::detail {
@@ -86,18 +87,43 @@ CUfunction kernel(int device, std::string_view family, const char* name) {
           "cuDeviceGetAttribute");
     check(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
           "cuDeviceGetAttribute");
-    const ModuleImage source = module_image(image, major, minor);
-    OX_CHECK(source.data != nullptr, Device, "cuda", "device cuda:", device,
+    // The embedded code, unless OXMERA_CUDA_NVRTC=1; NVRTC when that is forced or when the
+    // driver cannot load the embedded code it was given (its PTX is newer than the driver
+    // knows, or no code fits the device).
+    const bool forced = nvrtc_forced();
+    const ModuleImage source = forced ? ModuleImage{} : module_image(image, major, minor);
+    OX_CHECK(forced || source.data != nullptr, Device, "cuda", "device cuda:", device,
              " (compute capability ", major, ".", minor,
              ") cannot run these kernels: they are built for ", kernel_build().targets,
              " and PTX for ", kernel_build().ptx_target,
              " (compute capability 7.5 or newer is needed)");
     check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     Module loaded;
-    const CUresult r = d.cuModuleLoadData(&loaded.module, source.data);
+    CUresult r = CUDA_ERROR_NO_BINARY_FOR_GPU;
+    if (!forced) r = d.cuModuleLoadData(&loaded.module, source.data);
+    const bool fallback = r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+                          r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX ||
+                          r == CUDA_ERROR_INVALID_IMAGE || r == CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
+                          r == CUDA_ERROR_INVALID_SOURCE;
+    std::string how = forced ? "" : std::string(kernel_form_name(source.form));
+    if (forced || fallback) {
+      const std::string embedded_failure =
+          forced ? "" : how + " refused: " + describe(&d, r) + "; then ";
+      int driver_version = 0;
+      d.cuDriverGetVersion(&driver_version);
+      NvrtcCode code;
+      try {
+        code = nvrtc_code(image, major * 10 + minor, driver_version);
+      } catch (const Error& e) {
+        OX_FAIL(Backend, "cuda", "the ", family, " kernels cannot be loaded on cuda:", device, ": ",
+                embedded_failure, e.what());
+      }
+      how = std::string(code.cubin ? "NVRTC sm_" : "NVRTC PTX compute_") +
+            std::to_string(code.target);
+      r = d.cuModuleLoadData(&loaded.module, code.bytes.data());
+    }
     OX_CHECK(r == CUDA_SUCCESS, Backend, "cuda", "cuModuleLoadData failed for the ", family,
-             " kernels (", kernel_form_name(source.form), ") on cuda:", device, ": ",
-             describe(&d, r));
+             " kernels (", how, ") on cuda:", device, ": ", describe(&d, r));
     // The stamp the module carries must be the one this library was built with.
     CUdeviceptr stamp_ptr = 0;
     size_t stamp_size = 0;

@@ -7,6 +7,7 @@
 #include "backend/cuda/driver.h"
 #include "backend/cuda/image.h"
 #include "backend/cuda/libraries.h"
+#include "backend/cuda/nvrtc.h"
 #include "backend/cuda/report.h"
 #include "oxmera/core/error.h"
 #include "oxmera/cuda.h"
@@ -113,10 +114,14 @@ BackendInfo runtime_report() {
       const DeviceProperties p = get_device_properties(i);
       const KernelForm form =
           kernel_form_for(built_targets(), kernel_build().ptx_target, p.major, p.minor);
+      // OXMERA_CUDA_NVRTC=1 compiles the kernels with NVRTC instead (nvrtc.h); the fallback
+      // to NVRTC when the driver refuses the embedded code is seen only at the first load.
+      const std::string kernels =
+          nvrtc_forced() ? "NVRTC (OXMERA_CUDA_NVRTC=1, cache " + kernel_cache_dir() + ")"
+                         : std::string(kernel_form_name(form));
       info.devices.push_back(p.name + ", compute capability " + std::to_string(p.major) + "." +
                              std::to_string(p.minor) + ", " + gib(p.total_memory) + ", " +
-                             std::to_string(p.multiprocessor_count) +
-                             " SMs, kernels: " + std::string(kernel_form_name(form)));
+                             std::to_string(p.multiprocessor_count) + " SMs, kernels: " + kernels);
     } catch (const Error& e) {
       info.devices.push_back(std::string("unreadable: ") + e.what());
     }

@@ -1,0 +1,343 @@
+#!/usr/bin/env bash
+# The CUDA checks that need a GPU, in one call of the device tool (docs/CUDA.md, "gpu-check").
+#
+# The GPU machine's image has no OpenBLAS, Highway or GoogleTest and cannot install them, so the
+# programs are built HERE (sm_90 only) and carried there with the shared libraries they need:
+#
+#   bash scripts/gpu-check.sh pack     # here: build, then pack build/gpu-pack/oxmera-gpu.tar.xz
+#
+# then one device-tool call (the archive is ignored by git, so it travels through `carry`):
+#
+#   carry:     ["build/gpu-pack"]
+#   command:   bash scripts/gpu-check.sh run
+#   timeout_s: 480
+#
+# `run` unpacks the archive into a temporary folder and runs, each step under its own time limit
+# and never stopping at a failure: (1) `oxmera doctor`; (2) the CUDA-only tests (Cuda*,
+# CudaOnDevice*, CudaMemoryOnDevice*); (3) the parity suites (op/autograd, nn, linalg, optim)
+# with OXMERA_TEST_DEVICE=cuda, as ctest runs them with `stand-in` (device_stand_in_*), sharded
+# over the cores; (4) compute-sanitizer's memcheck, racecheck, synccheck and initcheck with
+# OXMERA_CUDA_ALLOC=direct on a small parity subset; (5) the same subset with the kernels
+# compiled by NVRTC (OXMERA_CUDA_NVRTC=1), twice: compiled, then from the disk cache;
+# (6) benchmarks: none yet (`oxmera bench` has no device option). Steps 2 to 5 run concurrently. The logs go to $OUT (the device tool
+# brings back at most 8 files there: summary.txt, failures.txt, doctor.txt, logs.tar.gz), and a
+# table, one row per step, is printed last. The exit status is nonzero when any step failed.
+#
+# Without a GPU (here) `run` still works and checks the plumbing: the GPU steps fail or skip.
+# Settings (environment):
+#   GPU_CHECK_BUILD_DIR   pack: the build tree (default build/release, configured for sm_90,
+#                         where the compiler cache already has this checkout's objects)
+#   GPU_CHECK_ARCHIVE     run: the archive (default build/gpu-pack/oxmera-gpu.tar.xz)
+#   GPU_CHECK_DEVICE      run: OXMERA_TEST_DEVICE for the parity and sanitizer steps (default
+#                         cuda; `stand-in` tries the plumbing here with passing suites)
+#   GPU_CHECK_FILTER      run: a gtest filter for the parity step (default: every test)
+#   GPU_CHECK_SANITIZER_FILTER  run: the subset compute-sanitizer runs
+#   GPU_CHECK_SHARDS      run: shards of oxmera_tests (default 6; the other programs get 2, 1, 1)
+#   GPU_CHECK_PARITY_LIMIT / GPU_CHECK_SANITIZER_LIMIT  run: seconds per job (default 270 / 180)
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PACK_DIR=$ROOT/build/gpu-pack
+ARCHIVE=${GPU_CHECK_ARCHIVE:-$PACK_DIR/oxmera-gpu.tar.xz}
+TEST_PROGRAMS=(oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests oxmera_device_tests)
+# The libraries a binary of this build needs that every Linux with a C++ runtime has; the rest
+# (OpenBLAS, libgfortran, libquadmath, libgomp, Highway, zlib, ncurses) travel with it. The
+# image's libstdc++ is newer than the build machine's, and compute-sanitizer, which runs under
+# the same LD_LIBRARY_PATH, needs the image's own.
+SYSTEM_LIBS='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libstdc\+\+|libgcc_s)'
+
+die() { echo "gpu-check: $*" >&2; exit 1; }
+
+# ---------------------------------------------------------------------------------------------
+# pack (here)
+
+pack() {
+  local build=${GPU_CHECK_BUILD_DIR:-build/release}
+  cd "$ROOT" || die "no $ROOT"
+  command -v xz >/dev/null || die "xz is needed to pack"
+  echo "gpu-check pack: configuring $build (Release, OXMERA_CUDA_ARCHS=90)"
+  local log
+  log=$(cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+          -DOXMERA_CUDA_ARCHS=90 -DOXMERA_WERROR=OFF 2>&1) || { echo "$log"; die "configure failed"; }
+  grep -q "oxmera: CUDA off" <<<"$log" && die "CUDA is off in this build: $(grep 'CUDA off' <<<"$log")"
+  echo "gpu-check pack: building ${TEST_PROGRAMS[*]} oxmera_cli"
+  nice cmake --build "$build" -j "${GPU_CHECK_JOBS:-2}" --target "${TEST_PROGRAMS[@]}" oxmera_cli \
+    >"$build/gpu-pack-build.log" 2>&1 || { tail -40 "$build/gpu-pack-build.log"; die "build failed"; }
+
+  local stage=$PACK_DIR/stage
+  rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/lib" || die "cannot make $stage"
+  local bins=()
+  for p in "${TEST_PROGRAMS[@]}"; do bins+=("$build/tests/$p"); done
+  bins+=("$build/tools/oxmera/oxmera")
+  for b in "${bins[@]}"; do
+    [ -x "$b" ] || die "$b was not built"
+    cp "$b" "$stage/bin/" || die "cannot copy $b"
+  done
+  # Shared libraries by the name the binaries ask for (the soname), dereferenced.
+  local lib path
+  while read -r lib path; do
+    [[ $lib =~ $SYSTEM_LIBS ]] && continue
+    [ -f "$path" ] || die "ldd found no file for $lib"
+    cp -L "$path" "$stage/lib/$lib" || die "cannot copy $path"
+  done < <(ldd "${bins[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u)
+  if ldd "${bins[@]}" | grep -q "not found"; then die "ldd: a library is missing here"; fi
+
+  # The manifest: what was packed, from which commit, and the kernel fingerprint the GPU run
+  # must report.
+  {
+    echo "packed      $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+    echo "commit      $(git rev-parse HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
+    echo "build       $build (Release, OXMERA_CUDA_ARCHS=90)"
+    "$stage/bin/oxmera" doctor 2>&1 | grep -E "kernel (fingerprint|targets|families)|^\s+build\s" | sed 's/^ *//'
+    echo "files"
+    (cd "$stage" && find bin lib -type f -printf '%p %s\n' | sort)
+  } >"$stage/MANIFEST.txt"
+  cp "$stage/MANIFEST.txt" "$PACK_DIR/MANIFEST.txt"
+
+  rm -f "$ARCHIVE"
+  echo "gpu-check pack: compressing ($(du -sh "$stage" | cut -f1) unpacked)"
+  (cd "$stage" && tar -cf - MANIFEST.txt bin lib | nice xz -T2 -6 >"$ARCHIVE.tmp") &&
+    mv "$ARCHIVE.tmp" "$ARCHIVE" || die "cannot write $ARCHIVE"
+  rm -rf "$stage"
+  local bytes
+  bytes=$(stat -c %s "$ARCHIVE")
+  cat "$PACK_DIR/MANIFEST.txt"
+  echo "gpu-check pack: $ARCHIVE: $((bytes / 1024 / 1024)) MiB ($bytes bytes; the device tool carries 64 MiB)"
+  [ "$bytes" -lt $((60 * 1024 * 1024)) ] || die "the archive is too large to carry"
+  echo "device tool: carry [\"build/gpu-pack\"], command: bash scripts/gpu-check.sh run, timeout_s 480"
+}
+
+# ---------------------------------------------------------------------------------------------
+# run (on the GPU machine)
+
+WORK="" LOGS="" RESULTS="" BIN=""
+# The CUDA tests and a few fast parity suites: what compute-sanitizer and the NVRTC step run.
+SANITIZER_FILTER='CudaOnDevice*:CudaMemoryOnDevice*:Creation*:Copy.*:Cast.*:UnaryValues*:BinaryPromotion*:Reduce.*:Softmax*:Gather*:Where*'
+
+unpack() {
+  [ -f "$ARCHIVE" ] || die "no $ARCHIVE: run 'bash scripts/gpu-check.sh pack' here and carry build/gpu-pack"
+  WORK=$(mktemp -d /tmp/gpu-check.XXXXXX) || die "mktemp failed"
+  if command -v xz >/dev/null; then
+    tar -xJf "$ARCHIVE" -C "$WORK" || die "cannot unpack $ARCHIVE"
+  else  # python's tarfile reads xz without the xz program
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$ARCHIVE" "$WORK" || die "cannot unpack $ARCHIVE"
+  fi
+  BIN=$WORK/bin LOGS=$WORK/logs RESULTS=$WORK/results
+  mkdir -p "$LOGS" "$RESULTS" "$WORK/seen"
+  export LD_LIBRARY_PATH=$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # libnvrtc (the NVRTC step) and cuBLAS by soname, where the image's toolkit has them.
+  [ -d /usr/local/cuda/lib64 ] && LD_LIBRARY_PATH+=:/usr/local/cuda/lib64
+  # Many programs share 16 cores: one OpenMP thread each (the GPU does the work that matters).
+  export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+  # CudaPtxas skips (OXMERA_TEST_PTXAS unset): ctest runs it, and this build's PTX is for
+  # sm_90 only, which ptxas cannot assemble for the test's sm_75.
+  unset OXMERA_TEST_PTXAS
+}
+
+# job STEP NAME LIMIT [VAR=VALUE...] -- COMMAND...: runs COMMAND under `timeout` with the
+# variables, its output in $LOGS/NAME.log, and records "STEP NAME start end rc" (milliseconds) in $RESULTS.
+job() {
+  local step=$1 name=$2 limit=$3
+  shift 3
+  local vars=()
+  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  shift
+  local start end rc
+  start=$(date +%s%3N)
+  env "${vars[@]}" timeout -k 10 "$limit" "$@" >"$LOGS/$name.log" 2>&1
+  rc=$?
+  end=$(date +%s%3N)
+  [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "gpu-check: killed after ${limit}s" >>"$LOGS/$name.log"
+  echo "$step $name $start $end $rc" >"$RESULTS/$name"
+}
+
+# Fails when doctor fails, and on a GPU run when doctor says CUDA is unavailable (the reason is
+# in its output, which the report prints).
+step_doctor() {
+  job doctor doctor 60 -- "$BIN/oxmera" doctor
+  cp "$LOGS/doctor.log" "$OUT/doctor.txt"
+  if [ "${GPU_CHECK_DEVICE:-cuda}" != stand-in ] &&
+     ! sed -n '/^  cuda/,/^[a-z]/p' "$LOGS/doctor.log" | grep -qE '^ +available +yes'; then
+    read -r step name start end _ <"$RESULTS/doctor"
+    echo "$step $name $start $end no-cuda" >"$RESULTS/doctor"
+  fi
+}
+
+step_cuda_only() {
+  job cuda-only cuda-only 180 -- "$BIN/oxmera_tests" --gtest_brief=1 \
+    '--gtest_filter=CudaOnDevice*:CudaMemoryOnDevice*:Cuda*' &
+}
+
+# As ctest's device_stand_in_<program> runs (tests/CMakeLists.txt), with the device swapped.
+step_parity() {
+  local limit=${GPU_CHECK_PARITY_LIMIT:-270} device=${GPU_CHECK_DEVICE:-cuda}
+  local filter=${GPU_CHECK_FILTER:-*}
+  local program shards i
+  for program in oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests; do
+    case $program in
+      oxmera_tests) shards=${GPU_CHECK_SHARDS:-6} ;;
+      oxmera_nn_tests) shards=2 ;;
+      *) shards=1 ;;
+    esac
+    for ((i = 0; i < shards; ++i)); do
+      job parity "parity-$program-$i" "$limit" OXMERA_TEST_DEVICE="$device" \
+        OXMERA_PRIMITIVES_SEEN="$WORK/seen/$program-$i.txt" \
+        GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" \
+        -- "$BIN/$program" --gtest_brief=1 "--gtest_filter=$filter" &
+    done
+  done
+}
+
+# compute-sanitizer on a few fast suites: the CUDA tests and some parity suites on the GPU, with
+# every allocation its own cuMemAlloc (OXMERA_CUDA_ALLOC=direct) so that memcheck sees the
+# bounds of each tensor.
+step_sanitizer() {
+  local limit=${GPU_CHECK_SANITIZER_LIMIT:-180} device=${GPU_CHECK_DEVICE:-cuda}
+  local filter=${GPU_CHECK_SANITIZER_FILTER:-$SANITIZER_FILTER}
+  local sanitizer=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer} tool
+  for tool in memcheck racecheck synccheck initcheck; do
+    if [ ! -x "$sanitizer" ]; then
+      echo "gpu-check: no $sanitizer" >"$LOGS/sanitizer-$tool.log"
+      echo "sanitizer-$tool sanitizer-$tool 0 0 127" >"$RESULTS/sanitizer-$tool"
+      continue
+    fi
+    job "sanitizer-$tool" "sanitizer-$tool" "$limit" OXMERA_TEST_DEVICE="$device" \
+      OXMERA_CUDA_ALLOC=direct -- "$sanitizer" --tool "$tool" --error-exitcode 99 \
+      --print-limit 20 "$BIN/oxmera_tests" --gtest_brief=1 "--gtest_filter=$filter" &
+  done
+}
+
+# The NVRTC fallback forced (OXMERA_CUDA_NVRTC=1) on the CUDA tests and the sanitizer's subset:
+# every family compiled by NVRTC for this GPU, loaded, its stamp checked, its kernels run; a
+# second process then reads the disk cache the first one wrote.
+step_nvrtc() {
+  local filter=${GPU_CHECK_SANITIZER_FILTER:-$SANITIZER_FILTER} device=${GPU_CHECK_DEVICE:-cuda}
+  (
+    job nvrtc nvrtc-compile 180 OXMERA_CUDA_NVRTC=1 OXMERA_CUDA_CACHE_DIR="$WORK/kernel-cache" \
+      OXMERA_TEST_DEVICE="$device" -- "$BIN/oxmera_tests" --gtest_brief=1 "--gtest_filter=$filter"
+    job nvrtc nvrtc-cached 120 OXMERA_CUDA_NVRTC=1 OXMERA_CUDA_CACHE_DIR="$WORK/kernel-cache" \
+      OXMERA_TEST_DEVICE="$device" -- "$BIN/oxmera_tests" --gtest_brief=1 "--gtest_filter=$filter"
+    ls -l "$WORK/kernel-cache" >>"$LOGS/nvrtc-cached.log" 2>&1
+  ) &
+}
+
+step_bench() {
+  echo "gpu-check: no GPU benchmark yet (oxmera bench and bench/ time the CPU only)" >"$LOGS/bench.log"
+  echo "bench bench 0 0 skip" >"$RESULTS/bench"
+}
+
+# The parity coverage check reads the primitives each parity run recorded; only the host
+# stand-in records them (tests/test_device.cpp), so on a GPU it has nothing to read yet.
+step_coverage() {
+  if compgen -G "$WORK/seen/*.txt" >/dev/null; then
+    job parity-coverage parity-coverage 60 OXMERA_PRIMITIVES_SEEN_DIR="$WORK/seen" \
+      -- "$BIN/oxmera_device_tests" --gtest_filter='ParityCoverage.*'
+  else
+    echo "gpu-check: no parity run recorded its primitives (only OXMERA_TEST_DEVICE=stand-in does)" \
+      >"$LOGS/parity-coverage.log"
+    echo "parity-coverage parity-coverage 0 0 skip" >"$RESULTS/parity-coverage"
+  fi
+}
+
+# gtest's counts in one log: "passed failed skipped". Under --gtest_brief=1 gtest prints no
+# list of failures at the end, so the failed tests are counted by their timed result lines.
+gtest_counts() {
+  local log=$1 passed skipped failed
+  passed=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  skipped=$(grep -oE '^\[  SKIPPED \] [0-9]+ tests?[,.]' "$log" | grep -oE '[0-9]+' | tail -1)
+  failed=$(grep -E '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$log" | sort -u | wc -l)
+  echo "${passed:-0} ${failed:-0} ${skipped:-0}"
+}
+
+# One row per step: its jobs' counts summed, its wall time from the first start to the last end.
+# A job failed when its program exited nonzero, even with every test passed (a crash after the
+# summary, a sanitizer's report, a time limit).
+report() {
+  local steps=(doctor cuda-only parity parity-coverage sanitizer-memcheck sanitizer-racecheck
+               sanitizer-synccheck sanitizer-initcheck nvrtc bench)
+  local failed_any=0 step
+  : >"$OUT/failures.txt"
+  printf '%-20s %7s %7s %7s %7s  %s\n' step passed failed skipped seconds result >"$WORK/table"
+  for step in "${steps[@]}"; do
+    local p=0 f=0 s=0 first="" last="" bad=() skip=0 name start end rc jp jf js
+    while read -r _ name start end rc; do
+      if [ "$rc" = skip ]; then skip=1; continue; fi
+      read -r jp jf js < <(gtest_counts "$LOGS/$name.log")
+      p=$((p + jp)) f=$((f + jf)) s=$((s + js))
+      [ -z "$first" ] || [ "$start" -lt "$first" ] && first=$start
+      [ -z "$last" ] || [ "$end" -gt "$last" ] && last=$end
+      if [ "$rc" != 0 ]; then
+        bad+=("$name:rc=$rc")
+        {
+          echo "== $name (exit $rc)"
+          grep -E '^\[  FAILED  \] [A-Za-z_]' "$LOGS/$name.log" | sort -u | head -50
+          grep -E '^========= (ERROR|Program hit|Invalid|Race|Uninitialized)|killed after' \
+            "$LOGS/$name.log" | sort | uniq -c | sort -rn | head -10
+          if [ "$name" = doctor ]; then
+            grep -E '^ +(available|driver) ' "$LOGS/$name.log"
+          elif [ "$jp$jf" = 00 ]; then
+            tail -5 "$LOGS/$name.log"
+          fi
+        } >>"$OUT/failures.txt"
+      fi
+    done < <(cat "$RESULTS"/* 2>/dev/null | awk -v s="$step" '$1 == s')
+    local seconds=0 result
+    [ -n "$first" ] && seconds=$(((last - first + 500) / 1000))
+    if [ "$skip" = 1 ]; then
+      result="skipped"
+    elif [ -z "$first" ]; then
+      result="FAIL (did not run)" failed_any=1
+    elif [ ${#bad[@]} -gt 0 ]; then
+      result="FAIL (${bad[*]:0:3}$([ ${#bad[@]} -gt 3 ] && echo " ..."))" failed_any=1
+    else
+      result="ok"
+    fi
+    printf '%-20s %7s %7s %7s %7s  %s\n' "$step" "$p" "$f" "$s" "$seconds" "$result" >>"$WORK/table"
+  done
+  (cd "$WORK" && tar -czf "$OUT/logs.tar.gz" logs)
+  {
+    cat "$WORK/MANIFEST.txt" 2>/dev/null | sed -n '1,/^files/p' | grep -v '^files'
+    echo
+    cat "$WORK/table"
+  } >"$OUT/summary.txt"
+  if [ -s "$OUT/failures.txt" ]; then
+    echo "--- failures (first lines; all in failures.txt and logs.tar.gz)"
+    head -60 "$OUT/failures.txt"
+  fi
+  [ -s "$LOGS/nvidia-smi.log" ] && echo "--- nvidia-smi: $(cat "$LOGS/nvidia-smi.log")"
+  echo "--- doctor (cuda)"
+  sed -n '/^  cuda/,/^[a-z]/p' "$LOGS/doctor.log" | head -20
+  echo "--- gpu-check: $(date -u +%H:%M:%S), $(($(date +%s) - RUN_START)) s in all"
+  cat "$WORK/table"
+  return $failed_any
+}
+
+run() {
+  RUN_START=$(date +%s)
+  cd "$ROOT" || die "no $ROOT"
+  OUT=${OUT:-$ROOT/build/gpu-check-out}
+  mkdir -p "$OUT" || die "cannot make $OUT"
+  unpack
+  cp "$WORK/MANIFEST.txt" "$OUT/manifest.txt"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total \
+    --format=csv,noheader >"$LOGS/nvidia-smi.log" 2>&1
+  step_doctor
+  step_cuda_only
+  step_parity
+  step_sanitizer
+  step_nvrtc
+  step_bench
+  wait
+  step_coverage
+  report
+  local rc=$?
+  rm -rf "$WORK"
+  return $rc
+}
+
+case ${1:-} in
+  pack) pack ;;
+  run) run ;;
+  *) echo "usage: bash scripts/gpu-check.sh pack|run (see the comment at the top)" >&2; exit 2 ;;
+esac
