@@ -54,7 +54,7 @@ namespace {
 // Writes `src` (already of dst's shape) into `dst` on whichever backend owns the non-CPU side.
 void copy_between(const TensorImpl& dst, const TensorImpl& src, const char* op) {
   const Device device = dst.device().is_cpu() ? src.device() : dst.device();
-  backend_for(device, op).copy(dst.array(), src.array());
+  backend_for(device, op).copy(dst.array(), src.array(), false);
 }
 
 }  // namespace

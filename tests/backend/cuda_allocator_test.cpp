@@ -449,7 +449,7 @@ TEST(CudaStream, StreamsEventsAndMemoryRefusedWithTheReason) {
   expect_unavailable(caught([] { ox::cuda::current_stream(0); }));
   expect_unavailable(caught([] { ox::cuda::memory_stats(0); }));
   expect_unavailable(caught([] { ox::cuda::reset_peak_memory_stats(0); }));
-  const ox::Tensor t = ox::arange(4.0);
+  const ox::Tensor t = ox::arange(4.0).cpu();  // a CPU tensor under OXMERA_TEST_DEVICE too
   expect_unavailable(caught([&] { ox::cuda::pin_memory(t); }));
   expect_unavailable(caught([&] { t.pin_memory(); }));
   EXPECT_FALSE(ox::cuda::is_pinned(t));
