@@ -25,8 +25,9 @@
 #
 # Without a GPU (here) `run` still works and checks the plumbing: the GPU steps fail or skip.
 # Settings (environment):
-#   GPU_CHECK_BUILD_DIR   pack: the build tree (default build/release, configured for sm_90,
-#                         where the compiler cache already has this checkout's objects)
+#   GPU_CHECK_BUILD_DIR   pack: the build tree (default build/gpu, configured for sm_90; its C++
+#                         objects are compiler-cache hits of the release build's, and
+#                         build/release keeps the default targets that CI builds)
 #   GPU_CHECK_ARCHIVE     run: the archive (default build/gpu-pack/oxmera-gpu.tar.xz)
 #   GPU_CHECK_DEVICE      run: OXMERA_TEST_DEVICE for the parity and sanitizer steps (default
 #                         cuda; `stand-in` tries the plumbing here with passing suites)
@@ -52,7 +53,7 @@ die() { echo "gpu-check: $*" >&2; exit 1; }
 # pack (here)
 
 pack() {
-  local build=${GPU_CHECK_BUILD_DIR:-build/release}
+  local build=${GPU_CHECK_BUILD_DIR:-build/gpu}
   cd "$ROOT" || die "no $ROOT"
   command -v xz >/dev/null || die "xz is needed to pack"
   echo "gpu-check pack: configuring $build (Release, OXMERA_CUDA_ARCHS=90)"
