@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "backend/cuda/kernels/offsets.cuh"
+#include "core/host_device.h"
 
 namespace ox::cuda::kernels {
 
@@ -112,6 +113,54 @@ struct ScanArgs {
   int64_t* idx = nullptr;
   void* partial = nullptr;  // kPartialBytes per (row, chunk) when nchunks > 1
 };
+
+// ---- The order-sensitive combines, host and device (tested on the CPU) ---------------------
+
+template <class C>
+OX_HOST_DEVICE inline bool is_nan_value(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
+
+// ArgMax/ArgMin: whether (bv, bi) comes before (av, ai). A NaN before any number (the lower
+// index among NaNs), then the extreme, then the lower index among equals: a total order, so
+// the selected index is the first of the extreme (of the first NaN) in any combining order.
+template <bool IsMax, class C>
+OX_HOST_DEVICE inline bool arg_first(C bv, int64_t bi, C av, int64_t ai) {
+  const bool bn = is_nan_value(bv), an = is_nan_value(av);
+  if (bn || an) return bn && (!an || bi < ai);
+  if (IsMax ? (bv > av) : (bv < av)) return true;
+  return bv == av && bi < ai;
+}
+
+// cummax/cummin: the running value and its index (-1: nothing seen yet).
+template <class C>
+struct Running {
+  C v;
+  int64_t i;
+};
+// Whether x replaces the running value v: a NaN always, nothing replaces a NaN, ties do.
+template <bool IsMax, class C>
+OX_HOST_DEVICE inline bool running_takes(C x, C v) {
+  if (is_nan_value(x)) return true;
+  if (is_nan_value(v)) return false;
+  return IsMax ? x >= v : x <= v;
+}
+template <bool IsMax, class C>
+OX_HOST_DEVICE inline Running<C> running_step(Running<C> s, C x, int64_t i) {
+  return s.i < 0 || running_takes<IsMax>(x, s.v) ? Running<C>{x, i} : s;
+}
+// The running value after a chunk whose own running value (from nothing) is `total`, entered
+// with `carry`: what the sequential scan reaches (a NaN in the chunk wins, its last one; a NaN
+// carry stays; else the chunk's last extreme when it ties or beats the carry).
+template <bool IsMax, class C>
+OX_HOST_DEVICE inline Running<C> running_combine(Running<C> carry, Running<C> total) {
+  if (total.i < 0) return carry;
+  return carry.i < 0 || running_takes<IsMax>(total.v, carry.v) ? total : carry;
+}
 
 }  // namespace ox::cuda::kernels
 

@@ -73,15 +73,9 @@ struct ArgExtreme {
   __device__ explicit ArgExtreme(const ReduceArgs&) {}
   __device__ Acc init() const { return {extreme_init<C, IsMax>(), kNone}; }
   __device__ Acc map(C x, int64_t i, NoParam) const { return {x, i}; }
-  // Whether b comes before a: a NaN before any number (the lower index among NaNs), then the
-  // extreme, then the lower index among equals.
-  __device__ static bool first(const Acc& b, const Acc& a) {
-    const bool bn = nan_of(b.v), an = nan_of(a.v);
-    if (bn || an) return bn && (!an || b.i < a.i);
-    if (IsMax ? (b.v > a.v) : (b.v < a.v)) return true;
-    return b.v == a.v && b.i < a.i;
+  __device__ Acc combine(Acc a, Acc b) const {
+    return arg_first<IsMax>(b.v, b.i, a.v, a.i) ? b : a;
   }
-  __device__ Acc combine(Acc a, Acc b) const { return first(b, a) ? b : a; }
   __device__ void finish(const ReduceArgs& a, int64_t o, const int64_t (&off)[3], Acc acc,
                          NoParam) const {
     out_at<int64_t>(a, o, off) = acc.i;

@@ -41,31 +41,15 @@ struct Accumulate {
   }
 };
 
-template <class C>
-struct Running {
-  C v;
-  int64_t i;  // -1: nothing seen yet
-};
-
 template <class T, bool IsMax>
 struct RunningExtreme {
   using In = T;
   using C = compute_of<T>;
   using State = Running<C>;
   __device__ static State identity() { return {C(0), -1}; }
-  // Whether x replaces the running value v: a NaN always, nothing replaces a NaN, ties do.
-  __device__ static bool takes(C x, C v) {
-    if (nan_of(x)) return true;
-    if (nan_of(v)) return false;
-    return IsMax ? x >= v : x <= v;
-  }
-  __device__ static State step(State s, C x, int64_t i) {
-    return s.i < 0 || takes(x, s.v) ? State{x, i} : s;
-  }
-  // The running value after a chunk whose own running value is `total`, entered with `carry`.
+  __device__ static State step(State s, C x, int64_t i) { return running_step<IsMax>(s, x, i); }
   __device__ static State combine(State carry, State total) {
-    if (total.i < 0) return carry;
-    return carry.i < 0 || takes(total.v, carry.v) ? total : carry;
+    return running_combine<IsMax>(carry, total);
   }
   __device__ static void write(const ScanArgs& a, int64_t d, int64_t ix, State s) {
     static_cast<T*>(a.dst)[d] = store_compute<T>(s.v);
