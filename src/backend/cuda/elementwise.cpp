@@ -191,6 +191,12 @@ void peer(const StridedArray& dst, const StridedArray& src, const CopyPlan& plan
                                       primary_context(src.device.index()), bytes, to_at.stream),
       "cuMemcpyPeerAsync");
   check(to_at.driver->cuStreamSynchronize(to_at.stream), "cuStreamSynchronize");
+  if (src_buffer) {
+    // Freeing it may make src's context current (the allocator's own calls); dst's is made
+    // current again, which this thread's launches assume (enter() remembers dst's).
+    src_buffer.reset();
+    set_device(dst.device.index());
+  }
   if (plan.dst_stage) copy_kernel(to_at, dst, contiguous_at(target, dst, dst.dtype, dst.device));
 }
 

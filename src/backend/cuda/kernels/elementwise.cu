@@ -84,6 +84,28 @@ __device__ inline void unary_kernel(void* dst, const T* src, int64_t n, const Of
   unary_body(static_cast<Out*>(dst), src, n, o, ox::elementwise::make_unary<F, C>(p));
 }
 
+// The product a * b rounded on its own: nvcc contracts a * b + c into one fused multiply-add
+// (--fmad=true), which the CPU (built without FMA) never does; the _rn intrinsics are never
+// contracted.
+template <class C>
+__device__ inline C mul_rounded(C a, C b) {
+  if constexpr (std::is_same_v<C, float>) {
+    return __fmul_rn(a, b);
+  } else if constexpr (std::is_same_v<C, double>) {
+    return __dmul_rn(a, b);
+  } else {
+    return ox::elementwise::Mul<C>{}(a, b);  // integers wrap
+  }
+}
+
+// elementwise::WithAlpha, F(x, alpha * y), with the product rounded before F adds it.
+template <template <class> class F, class C>
+struct WithAlphaRounded {
+  C alpha;
+  __device__ explicit WithAlphaRounded(double a) : alpha(ox::elementwise::alpha_as<C>(a)) {}
+  __device__ C operator()(C x, C y) const { return F<C>{}(x, mul_rounded(alpha, y)); }
+};
+
 // As the CPU (backend/cpu/binary.cpp): Add and Sub with alpha != 1 take alpha, except for bool,
 // which ignores it.
 template <ox::BinaryOp kOp, template <class> class F, class T>
@@ -93,7 +115,7 @@ __device__ inline void binary_kernel(void* dst, const T* a, const T* b, int64_t 
   using Out = std::conditional_t<ox::binary_returns_bool(kOp), bool, T>;
   if constexpr (ox::binary_takes_alpha(kOp) && !std::is_same_v<C, bool>) {
     if (alpha != 1) {
-      binary_body(static_cast<Out*>(dst), a, b, n, o, ox::elementwise::WithAlpha<F, C>(alpha));
+      binary_body(static_cast<Out*>(dst), a, b, n, o, WithAlphaRounded<F, C>(alpha));
       return;
     }
   }
