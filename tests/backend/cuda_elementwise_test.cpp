@@ -18,10 +18,13 @@
 
 #ifdef OXMERA_TEST_WITH_CUDA
 #include "backend/cpu/convert.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
 #include "backend/cuda/copy_plan.h"
 #include "backend/cuda/elementwise_kernels.h"
 #include "backend/cuda/image.h"
 #include "backend/cuda/kernels/convert.cuh"
+#include "backend/cuda/kernels/elementwise_ops.cuh"
 #include "core/dispatch.h"
 
 namespace {
@@ -124,10 +127,32 @@ std::vector<int64_t> interesting_ints() {
           std::numeric_limits<int64_t>::min()};
 }
 
+// Elements of type T in plain bytes (std::vector<bool> has no bool elements to address).
+template <class T>
+class Buffer {
+ public:
+  explicit Buffer(size_t n = 0) : bytes_(n * sizeof(T)), n_(n) {}
+  void push_back(T v) {
+    bytes_.resize((n_ + 1) * sizeof(T));
+    std::memcpy(bytes_.data() + n_ * sizeof(T), &v, sizeof v);
+    ++n_;
+  }
+  size_t size() const { return n_; }
+  T* data() { return reinterpret_cast<T*>(bytes_.data()); }
+  const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
+  T& operator[](size_t i) { return data()[i]; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + n_; }
+
+ private:
+  std::vector<unsigned char> bytes_;
+  size_t n_;
+};
+
 // Every source element of dtype From made from the interesting values, as the CPU makes them.
 template <class From>
-std::vector<From> sources() {
-  std::vector<From> out;
+Buffer<From> sources() {
+  Buffer<From> out;
   for (double v : interesting_doubles()) out.push_back(ox::cpu::convert<From>(v));
   for (int64_t v : interesting_ints()) out.push_back(ox::cpu::convert<From>(v));
   return out;
@@ -176,6 +201,124 @@ TEST(CudaElementwise, SixteenBitFloatsComputeInF32AndRoundAsTheCpu) {
     // A float compute value stored into a bool dst (a NaN is true).
     EXPECT_EQ(ew::store_value<bool>(f), ox::cpu::convert<bool>(f)) << v;
   }
+}
+
+// ---- Unary and binary elements ---------------------------------------------------------------
+// A kernel thread's work on one element (ew::UnaryElement, ew::BinaryElement) against the CPU
+// backend's unary and binary over the same values. The functors are shared, so this checks what
+// the kernels add around them: the result dtype, 16-bit loads and stores, parameters and alpha.
+// Bitwise, except for the rows the CPU computes with its vector approximations (simd::has_unary).
+
+template <class T>
+ox::StridedArray host_array(Buffer<T>& v) {
+  return {v.data(), {int64_t(v.size())}, {1}, ox::dtype_of<T>, ox::Device::cpu()};
+}
+
+template <class T>
+std::string describe(T v) {
+  return std::to_string(double(ox::cpu::convert<double>(v)));
+}
+
+// The same bits, or both NaN: which NaN an operation on NaNs returns depends on the operand order
+// the compiler picked (x86), and GPUs return the canonical NaN.
+template <class Ew>
+bool same_result(const Ew& got, const Ew& want) {
+  if (std::memcmp(&got, &want, sizeof got) == 0) return true;
+  if constexpr (std::is_floating_point_v<ew::compute_of<Ew>>) {
+    return std::isnan(double(ew::load_value(got))) && std::isnan(double(ew::load_value(want)));
+  } else {
+    return false;
+  }
+}
+
+const ox::UnaryParams kParams{-2.5, 100.5, -7};
+
+template <ox::UnaryOp kOp, template <class> class F>
+void check_unary_row(int& checked) {
+  for (DType dt : ox::kAllDTypes) {
+    if (!ox::class_takes(ox::unary_class(kOp), dt)) continue;
+    ox::dispatch_dtype(dt, [&]<class T>() {
+      if constexpr (ox::class_takes(ox::unary_class(kOp), ox::dtype_of<T>)) {
+        using E = ew::UnaryElement<kOp, F, typename EwType<T>::type>;
+        using Out = std::conditional_t<std::is_same_v<typename E::Out, bool>, bool, T>;
+        Buffer<T> src = sources<T>();
+        Buffer<Out> want(src.size());
+        ox::cpu::unary(kOp, host_array(want), host_array(src), kParams);
+        const E op(kParams);
+        for (size_t i = 0; i < src.size(); ++i) {
+          typename EwType<T>::type in;
+          std::memcpy(&in, &src[i], sizeof in);
+          const auto got = op(in);
+          static_assert(sizeof got == sizeof(Out));
+          if constexpr (ox::cpu::simd::has_unary(kOp)) {
+            continue;  // the CPU's vector approximation: not the functor, not bitwise
+          }
+          typename E::Out want_ew;
+          std::memcpy(&want_ew, &want[i], sizeof want_ew);
+          ASSERT_TRUE(same_result(got, want_ew))
+              << ox::unary_name(kOp) << " " << ox::dtype_name(dt) << " of " << describe(src[i]);
+          ++checked;
+        }
+      }
+    });
+  }
+}
+
+TEST(CudaElementwise, UnaryElementsAreTheCpusResults) {
+  int checked = 0;
+#define OX_CHECK_ROW(code, name, cls, functor) \
+  check_unary_row<ox::UnaryOp::code, ox::elementwise::functor>(checked);
+  OX_UNARY_OPS(OX_CHECK_ROW)
+#undef OX_CHECK_ROW
+  EXPECT_GT(checked, 30 * 4 * 60);
+}
+
+template <ox::BinaryOp kOp, template <class> class F>
+void check_binary_row(int& checked) {
+  for (DType dt : ox::kAllDTypes) {
+    if (!ox::class_takes(ox::binary_class(kOp), dt)) continue;
+    ox::dispatch_dtype(dt, [&]<class T>() {
+      if constexpr (ox::class_takes(ox::binary_class(kOp), ox::dtype_of<T>)) {
+        using EwT = typename EwType<T>::type;
+        using Out = std::conditional_t<ox::binary_returns_bool(kOp), bool, T>;
+        const Buffer<T> values = sources<T>();
+        Buffer<T> a, b;
+        for (const T x : values)
+          for (const T y : values) a.push_back(x), b.push_back(y);
+        for (const double alpha : {1.0, 2.5, -2.0}) {
+          Buffer<Out> want(a.size());
+          ox::cpu::binary(kOp, host_array(want), host_array(a), host_array(b), alpha);
+          const bool with_alpha = ew::binary_uses_alpha<kOp, EwT>(alpha);
+          const ew::BinaryElement<kOp, F, EwT, false> plain(alpha);
+          for (size_t i = 0; i < a.size(); ++i) {
+            EwT x, y;
+            std::memcpy(&x, &a[i], sizeof x);
+            std::memcpy(&y, &b[i], sizeof y);
+            typename ew::BinaryElement<kOp, F, EwT, false>::Out got = plain(x, y);
+            if constexpr (ox::binary_takes_alpha(kOp) && !std::is_same_v<T, bool>) {
+              if (with_alpha) got = ew::BinaryElement<kOp, F, EwT, true>(alpha)(x, y);
+            }
+            static_assert(sizeof got == sizeof(Out));
+            decltype(got) want_ew;
+            std::memcpy(&want_ew, &want[i], sizeof want_ew);
+            ASSERT_TRUE(same_result(got, want_ew))
+                << ox::binary_name(kOp) << " " << ox::dtype_name(dt) << " of " << describe(a[i])
+                << ", " << describe(b[i]) << " alpha " << alpha;
+            ++checked;
+          }
+        }
+      }
+    });
+  }
+}
+
+TEST(CudaElementwise, BinaryElementsAreTheCpusResults) {
+  int checked = 0;
+#define OX_CHECK_ROW(code, name, cls, functor) \
+  check_binary_row<ox::BinaryOp::code, ox::elementwise::functor>(checked);
+  OX_BINARY_OPS(OX_CHECK_ROW)
+#undef OX_CHECK_ROW
+  EXPECT_GT(checked, 26 * 4 * 3 * 60 * 60);
 }
 
 // ---- Copy plans ----------------------------------------------------------------------------

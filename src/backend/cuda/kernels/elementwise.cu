@@ -15,111 +15,79 @@
 
 #include "backend/cuda/kernels/common.cuh"
 #include "backend/cuda/kernels/convert.cuh"
+#include "backend/cuda/kernels/elementwise_ops.cuh"
 #include "backend/cuda/kernels/offsets.cuh"
 #include "core/elementwise_ops.h"
-#include "core/ops/binary_math.h"
-#include "core/ops/unary_math.h"
 
 OXMERA_DEFINE_KERNEL_STAMP;
 
 namespace {
 
 using namespace ox::cuda::kernels;
-using ew::compute_of;
-using ew::load_value;
-using ew::store_value;
 
-// dst[i] = f(src[i]): a 1-d walk (strides 1 taken apart) when the layout merged into at most one
-// dim, else each element's offsets from the layout.
-template <class Out, class T, class F>
-__device__ inline void unary_body(Out* dst, const T* src, int64_t n, const Offsets<2>& o, F f) {
+// dst[i] = op(src[i]) (op: an ew::UnaryElement): a 1-d walk (strides 1 taken apart) when the
+// layout merged into at most one dim, else each element's offsets from the layout.
+template <class Out, class T, class Op>
+__device__ inline void unary_body(Out* dst, const T* src, int64_t n, const Offsets<2>& o, Op op) {
   if (o.ndim <= 1) {
     const int64_t sd = o.ndim == 1 ? o.strides[0][0] : 0;
     const int64_t ss = o.ndim == 1 ? o.strides[1][0] : 0;
     if (sd == 1 && ss == 1) {
-      grid_stride(n, [&](int64_t i) { dst[i] = store_value<Out>(f(load_value(src[i]))); });
+      grid_stride(n, [&](int64_t i) { dst[i] = op(src[i]); });
     } else {
-      grid_stride(n,
-                  [&](int64_t i) { dst[i * sd] = store_value<Out>(f(load_value(src[i * ss]))); });
+      grid_stride(n, [&](int64_t i) { dst[i * sd] = op(src[i * ss]); });
     }
     return;
   }
   grid_stride(n, [&](int64_t i) {
     int64_t off[2];
     o.get(i, off);
-    dst[off[0]] = store_value<Out>(f(load_value(src[off[1]])));
+    dst[off[0]] = op(src[off[1]]);
   });
 }
 
-// dst[i] = f(a[i], b[i]); a or b may broadcast (stride 0).
-template <class Out, class T, class F>
+// dst[i] = op(a[i], b[i]) (op: an ew::BinaryElement); a or b may broadcast (stride 0).
+template <class Out, class T, class Op>
 __device__ inline void binary_body(Out* dst, const T* a, const T* b, int64_t n, const Offsets<3>& o,
-                                   F f) {
+                                   Op op) {
   if (o.ndim <= 1) {
     const int64_t sd = o.ndim == 1 ? o.strides[0][0] : 0;
     const int64_t sa = o.ndim == 1 ? o.strides[1][0] : 0;
     const int64_t sb = o.ndim == 1 ? o.strides[2][0] : 0;
     if (sd == 1 && sa == 1 && sb == 1) {
-      grid_stride(
-          n, [&](int64_t i) { dst[i] = store_value<Out>(f(load_value(a[i]), load_value(b[i]))); });
+      grid_stride(n, [&](int64_t i) { dst[i] = op(a[i], b[i]); });
     } else {
-      grid_stride(n, [&](int64_t i) {
-        dst[i * sd] = store_value<Out>(f(load_value(a[i * sa]), load_value(b[i * sb])));
-      });
+      grid_stride(n, [&](int64_t i) { dst[i * sd] = op(a[i * sa], b[i * sb]); });
     }
     return;
   }
   grid_stride(n, [&](int64_t i) {
     int64_t off[3];
     o.get(i, off);
-    dst[off[0]] = store_value<Out>(f(load_value(a[off[1]]), load_value(b[off[2]])));
+    dst[off[0]] = op(a[off[1]], b[off[2]]);
   });
 }
 
 template <ox::UnaryOp kOp, template <class> class F, class T>
 __device__ inline void unary_kernel(void* dst, const T* src, int64_t n, const Offsets<2>& o,
                                     const ox::UnaryParams& p) {
-  using C = compute_of<T>;
-  using Out = std::conditional_t<ox::unary_class(kOp) == ox::DTypeClass::AnyToBool, bool, T>;
-  unary_body(static_cast<Out*>(dst), src, n, o, ox::elementwise::make_unary<F, C>(p));
+  using Op = ew::UnaryElement<kOp, F, T>;
+  unary_body(static_cast<typename Op::Out*>(dst), src, n, o, Op(p));
 }
 
-// The product a * b rounded on its own: nvcc contracts a * b + c into one fused multiply-add
-// (--fmad=true), which the CPU (built without FMA) never does; the _rn intrinsics are never
-// contracted.
-template <class C>
-__device__ inline C mul_rounded(C a, C b) {
-  if constexpr (std::is_same_v<C, float>) {
-    return __fmul_rn(a, b);
-  } else if constexpr (std::is_same_v<C, double>) {
-    return __dmul_rn(a, b);
-  } else {
-    return ox::elementwise::Mul<C>{}(a, b);  // integers wrap
-  }
-}
-
-// elementwise::WithAlpha, F(x, alpha * y), with the product rounded before F adds it.
-template <template <class> class F, class C>
-struct WithAlphaRounded {
-  C alpha;
-  __device__ explicit WithAlphaRounded(double a) : alpha(ox::elementwise::alpha_as<C>(a)) {}
-  __device__ C operator()(C x, C y) const { return F<C>{}(x, mul_rounded(alpha, y)); }
-};
-
-// As the CPU (backend/cpu/binary.cpp): Add and Sub with alpha != 1 take alpha, except for bool,
-// which ignores it.
+// Add and Sub multiply b by alpha where the CPU does (ew::binary_uses_alpha).
 template <ox::BinaryOp kOp, template <class> class F, class T>
 __device__ inline void binary_kernel(void* dst, const T* a, const T* b, int64_t n,
                                      const Offsets<3>& o, double alpha) {
-  using C = compute_of<T>;
-  using Out = std::conditional_t<ox::binary_returns_bool(kOp), bool, T>;
-  if constexpr (ox::binary_takes_alpha(kOp) && !std::is_same_v<C, bool>) {
-    if (alpha != 1) {
-      binary_body(static_cast<Out*>(dst), a, b, n, o, WithAlphaRounded<F, C>(alpha));
+  using Op = ew::BinaryElement<kOp, F, T, false>;
+  using Out = typename Op::Out;
+  if constexpr (ox::binary_takes_alpha(kOp) && !std::is_same_v<ew::compute_of<T>, bool>) {
+    if (ew::binary_uses_alpha<kOp, T>(alpha)) {
+      binary_body(static_cast<Out*>(dst), a, b, n, o, ew::BinaryElement<kOp, F, T, true>(alpha));
       return;
     }
   }
-  binary_body(static_cast<Out*>(dst), a, b, n, o, F<C>{});
+  binary_body(static_cast<Out*>(dst), a, b, n, o, Op(alpha));
 }
 
 }  // namespace
