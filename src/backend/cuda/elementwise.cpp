@@ -256,6 +256,9 @@ void CudaBackend::linspace(const StridedArray& dst, double start, double end) {
   launch(at, linspace_kernels().get(at.device, 0, dst.dtype), grid_for(n), dst.data, n, start, end);
 }
 
+// where's parameters, the largest of the family: within the 4 KiB every driver takes.
+static_assert(sizeof(Offsets<4>) + 4 * sizeof(void*) + sizeof(int64_t) <= 4096);
+
 // ---- Unary, binary, where --------------------------------------------------------------------
 
 void CudaBackend::unary(UnaryOp op, const StridedArray& dst, const StridedArray& src,
