@@ -115,7 +115,7 @@ file(GLOB OXMERA_CUDA_KERNELS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/backen
 # The headers a kernel may include, all in every family's stamp (cuda_kernel.cmake checks it).
 file(GLOB OXMERA_CUDA_KERNEL_HEADERS CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/src/backend/cuda/kernels/*.cuh ${PROJECT_SOURCE_DIR}/src/core/*.h
-     ${PROJECT_SOURCE_DIR}/include/oxmera/core/*.h)
+     ${PROJECT_SOURCE_DIR}/src/core/ops/*.h ${PROJECT_SOURCE_DIR}/include/oxmera/core/*.h)
 set(families "")
 set(image_sources "")
 foreach(kernel ${OXMERA_CUDA_KERNELS})

@@ -20,7 +20,7 @@ set(gen ${OXMERA_CUDA_GEN})
 set(cu src/backend/cuda/kernels/${FAMILY}.cu)
 
 file(GLOB headers RELATIVE ${src} ${src}/src/backend/cuda/kernels/*.cuh ${src}/src/core/*.h
-     ${src}/include/oxmera/core/*.h)
+     ${src}/src/core/ops/*.h ${src}/include/oxmera/core/*.h)
 list(SORT headers)
 set(text "nvcc ${OXMERA_NVCC_VERSION}\nflags ${OXMERA_NVCC_FLAGS}\n")
 string(APPEND text "targets ${OXMERA_CUDA_ARCH_LIST} ptx ${OXMERA_CUDA_PTX_ARCH}\n")
@@ -70,8 +70,9 @@ foreach(dep ${deps})
   file(RELATIVE_PATH rel ${src} ${dep})
   if(NOT rel MATCHES "^\\.\\./" AND NOT rel STREQUAL cu AND NOT rel IN_LIST headers)
     message(FATAL_ERROR "${cu} includes ${rel}, which the kernel stamp does not cover: kernels "
-                        "may include src/backend/cuda/kernels/*.cuh, src/core/*.h and "
-                        "include/oxmera/core/*.h (or extend cmake/cuda_kernel.cmake)")
+                        "may include src/backend/cuda/kernels/*.cuh, src/core/*.h, "
+                        "src/core/ops/*.h and include/oxmera/core/*.h (or extend "
+                        "cmake/cuda_kernel.cmake)")
   endif()
   if(rel IN_LIST headers)
     list(APPEND embedded ${rel})

@@ -6,6 +6,8 @@
 //                                               2^64 (start, step: i64 bits); floating dtypes:
 //                                               start + i * step in f64
 //   ox_linspace_<dtype>(dst, n, start, end)    each half counts from its own end
+// The f64 products are rounded before the sums (the _rn intrinsics): nvcc would otherwise fuse
+// them into one multiply-add, which the CPU backend (built without FMA) does not.
 
 #include <type_traits>
 
@@ -34,22 +36,24 @@ OX_FILL(8, uint64_t)
 #define OX_ARANGE_FLOAT(NAME, T)                                                            \
   extern "C" __global__ void ox_arange_##NAME(T* __restrict__ dst, int64_t n, double start, \
                                               double step) {                                \
-    grid_stride(n, [&](int64_t i) { dst[i] = from_double<T>(start + double(i) * step); });  \
+    grid_stride(n, [&](int64_t i) {                                                         \
+      dst[i] = from_double<T>(__dadd_rn(start, __dmul_rn(double(i), step)));                \
+    });                                                                                     \
   }
 OXMERA_FOR_EACH_FLOAT_DTYPE(OX_ARANGE_FLOAT)
 OXMERA_FOR_EACH_INT_DTYPE(OX_ARANGE_INT)
 #undef OX_ARANGE_INT
 #undef OX_ARANGE_FLOAT
 
-#define OX_LINSPACE(NAME, T)                                                                    \
-  extern "C" __global__ void ox_linspace_##NAME(T* __restrict__ dst, int64_t n, double start,   \
-                                                double end) {                                   \
-    const double step = (end - start) / double(n - 1);                                          \
-    const int64_t half = n / 2;                                                                 \
-    grid_stride(n, [&](int64_t i) {                                                             \
-      dst[i] =                                                                                  \
-          from_double<T>(i < half ? start + step * double(i) : end - step * double(n - 1 - i)); \
-    });                                                                                         \
+#define OX_LINSPACE(NAME, T)                                                                  \
+  extern "C" __global__ void ox_linspace_##NAME(T* __restrict__ dst, int64_t n, double start, \
+                                                double end) {                                 \
+    const double step = (end - start) / double(n - 1);                                        \
+    const int64_t half = n / 2;                                                               \
+    grid_stride(n, [&](int64_t i) {                                                           \
+      dst[i] = from_double<T>(i < half ? __dadd_rn(start, __dmul_rn(step, double(i)))         \
+                                       : __dsub_rn(end, __dmul_rn(step, double(n - 1 - i)))); \
+    });                                                                                       \
   }
 OXMERA_FOR_EACH_FLOAT_DTYPE(OX_LINSPACE)
 OXMERA_FOR_EACH_INT_DTYPE(OX_LINSPACE)
