@@ -19,10 +19,6 @@ namespace ox::cuda::detail {
 
 namespace {
 
-// The device whose primary context this thread made current last: set_device (a lock, a
-// driver call) runs only when a thread moves to another device.
-thread_local int t_current_device = -1;
-
 struct DeviceInfo {
   std::once_flag once;
   int multiprocessors = 1;
@@ -37,7 +33,6 @@ DeviceInfo& device_info(int device) {
   std::call_once(info.once, [&] {
     const Driver& d = driver_for(device);
     set_device(device);
-    t_current_device = device;
     CUdevice dev{};
     check(d.cuDeviceGet(&dev, device), "cuDeviceGet");
     check(d.cuDeviceGetAttribute(&info.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -61,10 +56,7 @@ DeviceInfo& device_info(int device) {
 DeviceContext enter(int device) {
   const Driver& d = driver_for(device);
   device_info(device);
-  if (t_current_device != device) {
-    set_device(device);
-    t_current_device = device;
-  }
+  set_device(device);  // a thread-local check when the device is already current
   return {device, static_cast<CUstream>(current_stream(device).handle()), &d};
 }
 

@@ -60,8 +60,16 @@ CUcontext primary_context(int device) {
   return retained_context(m, device);
 }
 
+namespace {
+// The device whose primary context this thread made current last: every switch goes through
+// set_device (or the module load below), so a launch on the same device costs no driver call.
+thread_local int t_current_device = -1;
+}  // namespace
+
 void set_device(int device) {
+  if (t_current_device == device) return;
   check(driver().cuCtxSetCurrent(primary_context(device)), "cuCtxSetCurrent");
+  t_current_device = device;
 }
 
 ModuleImage module_image(const KernelImage& image, int major, int minor) {
@@ -98,6 +106,7 @@ CUfunction kernel(int device, std::string_view family, const char* name) {
              " and PTX for ", kernel_build().ptx_target,
              " (compute capability 7.5 or newer is needed)");
     check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    t_current_device = device;
     Module loaded;
     CUresult r = CUDA_ERROR_NO_BINARY_FOR_GPU;
     if (!forced) r = d.cuModuleLoadData(&loaded.module, source.data);

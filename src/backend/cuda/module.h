@@ -12,7 +12,7 @@ namespace ox::cuda::detail {
 
 // The primary context of `device`, retained on first use and kept for the process's lifetime.
 CUcontext primary_context(int device);
-// Makes the device's primary context current on this thread.
+// Makes the device's primary context current on this thread (no driver call when it is).
 void set_device(int device);
 
 // The bytes cuModuleLoadData gets for a device of compute capability major.minor, and in which
