@@ -49,19 +49,6 @@ const KernelTable<1>& linspace_kernels() {
   return table;
 }
 
-// Kernels by element width (1, 2, 4, 8 bytes).
-int width_index(DType dtype) {
-  switch (dtype_size(dtype)) {
-    case 1:
-      return 0;
-    case 2:
-      return 1;
-    case 4:
-      return 2;
-    default:
-      return 3;
-  }
-}
 constinit const KernelRef kFill[] = {
     {"fill", "ox_fill_w1"}, {"fill", "ox_fill_w2"}, {"fill", "ox_fill_w4"}, {"fill", "ox_fill_w8"}};
 constinit const KernelRef kFillStrided[] = {{"elementwise", "ox_fill_strided_w1"},

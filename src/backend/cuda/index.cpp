@@ -48,19 +48,6 @@ const KernelRef kNonzeroWrite[7] = {
     {"index", "ox_index_nonzero_write_f2"}, {"index", "ox_index_nonzero_write_f4"},
     {"index", "ox_index_nonzero_write_f8"}};
 
-// 0, 1, 2, 3 for elements of 1, 2, 4, 8 bytes.
-int width_row(DType dt) {
-  switch (dtype_size(dt)) {
-    case 1:
-      return 0;
-    case 2:
-      return 1;
-    case 4:
-      return 2;
-    default:
-      return 3;
-  }
-}
 
 // The layout of `arrays` (strides) and then `indices`' arrays over `shape`; operands past the
 // index count get stride 0. N = arrays + K.
@@ -147,7 +134,7 @@ void launch_gather(const DeviceContext& at, const StridedArray& dst, const Strid
   const Offsets<2 + K> layout =
       index_layout<2 + K>(dst.shape, {&dst.strides, &src.strides}, indices, "gather");
   const int64_t count = dst.numel();
-  const int row = (K == 1 ? 0 : 4) + width_row(dst.dtype);
+  const int row = (K == 1 ? 0 : 4) + width_index(dst.dtype);
   launch(at, kGather.get(at.device, row, idt), grid_for(count), dst.data,
          static_cast<const void*>(src.data), count, layout, index_args<K>(indices));
 }
@@ -212,7 +199,7 @@ void CudaBackend::scatter(const StridedArray& dst, const StridedArray& src,
   const Offsets<1> src_layout = make_offsets<1>({&src}, "scatter");
   const CUfunction f =
       reduce == ScatterReduce::Assign
-          ? kScatterAssign[width_row(src.dtype)].get(at.device)
+          ? kScatterAssign[width_index(src.dtype)].get(at.device)
           : kScatterReduce.get(at.device, int(reduce) - int(ScatterReduce::Sum), src.dtype);
   launch(at, f, grid_for(count), dst.data, static_cast<const void*>(src.data),
          static_cast<const uint64_t*>(keys[h]), static_cast<const int64_t*>(vals[h]), count, low,
@@ -235,7 +222,7 @@ void CudaBackend::nonzero(const StridedArray& dst, const StridedArray& src) {
   const Offsets<1> layout = make_offsets<1>({&src}, "nonzero");
   const int64_t tile = kernels::nonzero_tile(n);
   const int64_t blocks = (n + tile - 1) / tile;
-  const int kind = (is_floating(src.dtype) ? 3 : 0) + width_row(src.dtype);  // f: no w1
+  const int kind = (is_floating(src.dtype) ? 3 : 0) + width_index(src.dtype);  // f: no w1
   DeviceBuffer starts(at, size_t(blocks) * sizeof(int64_t));
   int64_t* s = starts.as<int64_t>();
   Grid g;

@@ -142,6 +142,20 @@ kernels::CheckWord* check_word(int device);
 // that could write it has finished (a synchronized stream or context).
 void raise_reported_check(int device);
 
+// 0, 1, 2, 3 for elements of 1, 2, 4, 8 bytes: the row of kernels that move elements as words.
+inline int width_index(DType dtype) {
+  switch (dtype_size(dtype)) {
+    case 1:
+      return 0;
+    case 2:
+      return 1;
+    case 4:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
 // The bits of `value` converted to `dtype` as the CPU backend converts a Scalar (fill's value),
 // in the low dtype_size(dtype) bytes.
 uint64_t scalar_bits(const Scalar& value, DType dtype);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backend/cuda/kernels/rounding.cuh"
 #include "core/host_device.h"
 #include "oxmera/core/half.h"
 
@@ -101,19 +102,8 @@ OX_HOST_DEVICE inline T from_acc(acc_t<T> v) {
   return T(v);
 }
 
-// a * b rounded, never fused with a following addition.
-template <class A>
-OX_HOST_DEVICE inline A mul(A a, A b) {
-#ifdef __CUDA_ARCH__
-  if constexpr (std::is_same_v<A, float>) {
-    return __fmul_rn(a, b);
-  } else {
-    return __dmul_rn(a, b);
-  }
-#else
-  return a * b;
-#endif
-}
+// a * b rounded, never fused with a following addition (rounding.cuh).
+using rn::mul;
 
 // ---- Geometry -------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "backend/cuda/kernels/convert.cuh"
+#include "backend/cuda/kernels/rounding.cuh"
 #include "core/elementwise_ops.h"
 #include "core/host_device.h"
 #include "core/ops/binary_math.h"
@@ -19,17 +20,11 @@ namespace ox::cuda::kernels::ew {
 // never contracted. Integers wrap.
 template <class C>
 OX_HOST_DEVICE inline C mul_rounded(C a, C b) {
-#ifdef __CUDA_ARCH__
-  if constexpr (std::is_same_v<C, float>) {
-    return __fmul_rn(a, b);
-  } else if constexpr (std::is_same_v<C, double>) {
-    return __dmul_rn(a, b);
+  if constexpr (std::is_floating_point_v<C>) {
+    return rn::mul(a, b);
   } else {
     return ox::elementwise::Mul<C>{}(a, b);
   }
-#else
-  return ox::elementwise::Mul<C>{}(a, b);
-#endif
 }
 
 // elementwise::WithAlpha, F(x, alpha * y), with the product rounded before F adds it.
