@@ -35,6 +35,14 @@ std::string simd_target();
 // or to check the portable path. Not while kernels run on other threads.
 void set_simd_target(const std::string& name);
 
+// The precision of f32 matrix products, as PyTorch's torch.set_float32_matmul_precision:
+// "highest" (the default) computes them in f32; "high" and "medium" let CUDA matmul run them on
+// TF32 tensor cores (inputs rounded to 10 mantissa bits, f32 accumulation). It affects CUDA
+// matmul only: the CPU always computes in f32. Any other value is an ox::Error (Value) naming
+// the accepted ones. Process-wide; safe to call from any thread.
+void set_float32_matmul_precision(const std::string& precision);
+std::string get_float32_matmul_precision();
+
 // Waits until every op called so far on `device` has finished, and raises the first error a
 // kernel found there since the last synchronizing call (an index out of range: ErrorKind
 // Index, naming the op and the value). Ops on a GPU run asynchronously and report such errors
