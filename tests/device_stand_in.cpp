@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/report.h"
 #include "backend/forwarding_backend.h"
 
 namespace oxtest {
@@ -108,6 +109,19 @@ class StandInBackend final : public ox::ForwardingBackend<DeferChecks> {
 };
 
 }  // namespace
+
+void record_cuda_primitives() {
+  std::unique_ptr<ox::Backend> cuda = ox::cuda::detail::make_backend();
+  if (cuda == nullptr) return;  // no usable GPU: the suites fail with the reason themselves
+  struct Note {
+    template <class F>
+    decltype(auto) operator()(const char* primitive, F&& f) const {
+      note_call(primitive);
+      return f();
+    }
+  };
+  ox::register_backend(std::make_unique<ox::ForwardingBackend<Note>>(std::move(cuda), Note{}));
+}
 
 void use_device_stand_in() {
   static const bool registered = [] {

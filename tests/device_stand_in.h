@@ -14,10 +14,15 @@ namespace oxtest {
 // Registers the stand-in as the CUDA backend (once per process).
 void use_device_stand_in();
 
+// Wraps the real CUDA backend (where one can be made) so that its primitives are recorded as
+// the stand-in's are: scripts/gpu-check.sh's parity runs feed the same coverage check.
+void record_cuda_primitives();
+
 // Copies from a stand-in device to the host since the process started.
 int64_t device_to_host_copies();
 
-// The primitives called on the stand-in since the process started, sorted.
+// The primitives called on the stand-in (or the recorded CUDA backend) since the process
+// started, sorted.
 std::vector<std::string> primitives_called();
 
 }  // namespace oxtest

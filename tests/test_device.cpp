@@ -41,7 +41,12 @@ const bool g_device_chosen = [] {
     if (const char* seen = std::getenv("OXMERA_PRIMITIVES_SEEN"))
       ::testing::AddGlobalTestEnvironment(new RecordPrimitives(seen));
   } else {
-    ox::set_default_device(ox::Device::parse(env));
+    const ox::Device device = ox::Device::parse(env);
+    if (const char* seen = std::getenv("OXMERA_PRIMITIVES_SEEN")) {
+      oxtest::record_cuda_primitives();
+      ::testing::AddGlobalTestEnvironment(new RecordPrimitives(seen));
+    }
+    ox::set_default_device(device);
   }
   std::fprintf(stderr, "oxmera tests: tensors made on %s by default (OXMERA_TEST_DEVICE=%s)\n",
                ox::default_device().str().c_str(), env);

@@ -579,8 +579,9 @@ TEST_F(CudaMemoryOnDevice, NonBlockingCopiesThroughPinnedMemory) {
   const std::vector<float> got = back.to_vector<float>();
   for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(got[i], 2 * values[i]) << i;
   // A pageable source is copied (blocking) all the same.
-  EXPECT_EQ(ox::tensor(values).to(ox::Device::cuda(0), {.non_blocking = true}).cpu().to_vector<float>(),
-            values);
+  EXPECT_EQ(
+      ox::tensor(values).to(ox::Device::cuda(0), {.non_blocking = true}).cpu().to_vector<float>(),
+      values);
 }
 
 TEST_F(CudaMemoryOnDevice, OutOfMemoryNamesTheRequest) {

@@ -25,6 +25,7 @@
 
 #ifdef OXMERA_TEST_WITH_CUDA
 #include "backend/cuda/image.h"
+#include "backend/cuda_ptx.h"
 #endif
 
 namespace {
@@ -472,8 +473,7 @@ TEST(CudaConvGeometry, MaxBackwardReportsTheCpuBackendsBadIndex) {
 // entry of the conv family's embedded PTX.
 TEST(CudaConvKernelNames, EveryLaunchedKernelIsInThePtx) {
   namespace cuda = ox::cuda::detail;
-  const cuda::KernelImage& image = cuda::kernel_image("conv");
-  const std::string ptx(cuda::ptx_text(cuda::parse_fatbin(image.ptx, image.ptx_size).at(0)));
+  const std::string ptx = oxtest::embedded_ptx("conv");
   for (const char* row : k::kConvKernelRows) {
     for (DType dt : {ox::kF32, ox::kF64, ox::kF16, ox::kBF16}) {
       const std::string entry =

@@ -25,6 +25,7 @@
 #include "backend/cuda/image.h"
 #include "backend/cuda/kernels/convert.cuh"
 #include "backend/cuda/kernels/elementwise_ops.cuh"
+#include "backend/cuda_ptx.h"
 #include "core/dispatch.h"
 
 namespace {
@@ -375,21 +376,8 @@ TEST(CudaElementwise, CopyPlansPickTheRouteAndTheStages) {
 
 // ---- Every kernel the launchers can ask for is in the embedded PTX ---------------------------
 
-std::set<std::string> entries_of(const char* family) {
-  const cuda::KernelImage& image = cuda::kernel_image(family);
-  const std::string ptx(cuda::ptx_text(cuda::parse_fatbin(image.ptx, image.ptx_size).at(0)));
-  std::set<std::string> names;
-  const std::string marker = ".entry ";
-  for (size_t at = ptx.find(marker); at != std::string::npos; at = ptx.find(marker, at)) {
-    at += marker.size();
-    const size_t end = ptx.find_first_of("( \n", at);
-    names.insert(ptx.substr(at, end - at));
-  }
-  return names;
-}
-
 TEST(CudaElementwise, EveryUnaryAndBinaryRowHasAKernelForEachDtypeOfItsClassAndNoOther) {
-  const std::set<std::string> names = entries_of("elementwise");
+  const std::set<std::string> names = oxtest::ptx_kernels("elementwise");
   std::set<std::string> wanted;
   for (int op = 0; op < ox::kUnaryOpCount; ++op)
     for (DType dt : ox::kAllDTypes)
@@ -411,7 +399,7 @@ TEST(CudaElementwise, EveryUnaryAndBinaryRowHasAKernelForEachDtypeOfItsClassAndN
 }
 
 TEST(CudaElementwise, CopyHasAKernelForEveryPairAndFillForEveryDtype) {
-  const std::set<std::string> copies = entries_of("copy");
+  const std::set<std::string> copies = oxtest::ptx_kernels("copy");
   EXPECT_EQ(copies.size(), size_t(ox::kNumDTypes * ox::kNumDTypes));
   for (DType to : ox::kAllDTypes)
     for (DType from : ox::kAllDTypes) {
@@ -419,7 +407,7 @@ TEST(CudaElementwise, CopyHasAKernelForEveryPairAndFillForEveryDtype) {
       EXPECT_TRUE(copies.count(name)) << name << " is missing";
     }
   EXPECT_EQ(cuda::copy_kernel_name(ox::kF16, ox::kI64), "ox_copy_f16_i64");
-  const std::set<std::string> fills = entries_of("fill");
+  const std::set<std::string> fills = oxtest::ptx_kernels("fill");
   for (const char* w : {"1", "2", "4", "8"})
     EXPECT_TRUE(fills.count(std::string("ox_fill_w") + w)) << w;
   for (DType dt : ox::kAllDTypes) {

@@ -25,6 +25,7 @@
 #include "backend/cuda/kernels/index_plan.cuh"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/module.h"
+#include "backend/cuda_ptx.h"
 #include "backend/kernel_check.h"
 #include "oxmera/cuda.h"
 
@@ -525,19 +526,6 @@ TEST(CudaIndex, NonzeroTilesAndFloatTest) {
 
 // ---- Kernel names ------------------------------------------------------------------------------
 
-std::set<std::string> entries(const char* family) {
-  namespace cd = ox::cuda::detail;
-  const cd::KernelImage& image = cd::kernel_image(family);
-  const std::string ptx(cd::ptx_text(cd::parse_fatbin(image.ptx, image.ptx_size).at(0)));
-  std::set<std::string> names;
-  for (size_t at = ptx.find(".entry "); at != std::string::npos; at = ptx.find(".entry ", at)) {
-    at += 7;
-    const size_t end = ptx.find_first_of(" (\n", at);
-    names.insert(ptx.substr(at, end - at));
-  }
-  return names;
-}
-
 TEST(CudaIndex, EveryLaunchedKernelIsInThePtx) {
   const std::vector<std::string> dtypes{"f32", "f64", "f16", "bf16", "i64",
                                         "i32", "i16", "i8",  "u8",   "bool"};
@@ -565,7 +553,8 @@ TEST(CudaIndex, EveryLaunchedKernelIsInThePtx) {
     sort.push_back(std::string("ox_sort_first_nan_") + dt);
   for (const std::string& w : widths) sort.push_back("ox_sort_write_" + w);
 
-  const std::set<std::string> in_index = entries("index"), in_sort = entries("sort");
+  const std::set<std::string> in_index = oxtest::ptx_kernels("index"),
+                              in_sort = oxtest::ptx_kernels("sort");
   for (const std::string& name : index) EXPECT_TRUE(in_index.count(name)) << name;
   for (const std::string& name : sort) EXPECT_TRUE(in_sort.count(name)) << name;
   EXPECT_EQ(in_index.size(), index.size());

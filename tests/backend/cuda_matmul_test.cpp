@@ -19,6 +19,7 @@
 #ifdef OXMERA_TEST_WITH_CUDA
 #include "backend/cuda/cublas.h"
 #include "backend/cuda/image.h"
+#include "backend/cuda_ptx.h"
 
 namespace {
 
@@ -304,34 +305,25 @@ TEST(CudaCublas, LoadsOrSaysWhyNot) {
 
 // ---- Kernel names ---------------------------------------------------------------------------
 
-std::string family_ptx(const char* family) {
-  const cuda::KernelImage& image = cuda::kernel_image(family);
-  return std::string(cuda::ptx_text(cuda::parse_fatbin(image.ptx, image.ptx_size).at(0)));
-}
-
-bool has_entry(const std::string& ptx, const std::string& name) {
-  return ptx.find(".entry " + name + "(") != std::string::npos;
-}
-
 TEST(CudaMatmulKernels, EveryNameTheLaunchersUseIsInThePtx) {
   const char* all[] = {"f32", "f64", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "bool"};
-  const std::string random = family_ptx("random");
+  const std::string random = oxtest::embedded_ptx("random");
   for (const char* row :
        {"uniform32", "uniform64", "normal", "integer", "bernoulli", "iota", "shuffle"})
     for (const char* dtype : all)
-      EXPECT_TRUE(has_entry(random, std::string("ox_random_") + row + "_" + dtype))
+      EXPECT_TRUE(oxtest::ptx_defines(random, std::string("ox_random_") + row + "_" + dtype))
           << row << " " << dtype;
   for (const char* name :
        {"ox_random_check_p_init", "ox_random_check_p", "ox_random_check_p_report"})
-    EXPECT_TRUE(has_entry(random, name)) << name;
-  const std::string matmul = family_ptx("matmul");
+    EXPECT_TRUE(oxtest::ptx_defines(random, name)) << name;
+  const std::string matmul = oxtest::embedded_ptx("matmul");
   for (const char* dtype : all)
-    EXPECT_EQ(has_entry(matmul, std::string("ox_matmul_tiled_") + dtype),
+    EXPECT_EQ(oxtest::ptx_defines(matmul, std::string("ox_matmul_tiled_") + dtype),
               std::string(dtype) != "bool")
         << dtype;
   for (const char* name :
        {"ox_matmul_copy_w1", "ox_matmul_copy_w2", "ox_matmul_copy_w4", "ox_matmul_copy_w8"})
-    EXPECT_TRUE(has_entry(matmul, name)) << name;
+    EXPECT_TRUE(oxtest::ptx_defines(matmul, name)) << name;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "backend/cuda/kernels/optim_math.cuh"
 #include "backend/cuda/norm_plan.h"
 #include "backend/cuda/optim_plan.h"
+#include "backend/cuda_ptx.h"
 
 namespace {
 
@@ -34,11 +35,6 @@ using ox::StridedArray;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-std::string ptx_of(const char* family) {
-  const cuda::KernelImage& image = cuda::kernel_image(family);
-  return std::string(cuda::ptx_text(cuda::parse_fatbin(image.ptx, image.ptx_size).at(0)));
 }
 
 TEST(CudaNorm, RowThreadsArePowersOfTwoUpTo256FromTheRowLengthOnly) {
@@ -90,14 +86,14 @@ TEST(CudaNorm, RowCountAndPartialBlocksFollowTheCpuBackend) {
 }
 
 TEST(CudaNorm, EveryKernelTheLaunchersLookUpIsInThePtx) {
-  const std::string norm = ptx_of("norm");
+  const std::string norm = oxtest::embedded_ptx("norm");
   for (const char* row : cuda::kNormKernelNames)
     for (DType dt : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
       const std::string name =
           std::string("ox_norm_") + row + "_" + std::string(ox::dtype_name(dt));
       EXPECT_TRUE(contains(norm, ".entry " + name + "(")) << name;
     }
-  const std::string optim = ptx_of("optim");
+  const std::string optim = oxtest::embedded_ptx("optim");
   for (const char* name :
        {"ox_optim_adam_f32", "ox_optim_adam_f64", "ox_optim_sgd_f32", "ox_optim_sgd_f64"})
     EXPECT_TRUE(contains(optim, std::string(".entry ") + name + "(")) << name;

@@ -24,6 +24,7 @@
 #include "backend/cuda/kernels/reduce_common.cuh"
 #include "backend/cuda/module.h"
 #include "backend/cuda/reduce_kernels.h"
+#include "backend/cuda_ptx.h"
 #include "core/dispatch.h"
 
 namespace {
@@ -244,13 +245,8 @@ TEST(CudaScanCombine, ChunkedCummaxAndCumminAreTheSequentialScan) {
   }
 }
 
-std::string ptx_of(const char* family) {
-  const cuda::KernelImage& image = cuda::kernel_image(family);
-  return std::string(cuda::ptx_text(cuda::parse_fatbin(image.ptx, image.ptx_size).at(0)));
-}
-
 bool has_kernel(const cuda::KernelName& k) {
-  return ptx_of(k.family).find(std::string(".entry ") + k.name + "(") != std::string::npos;
+  return oxtest::ptx_defines(oxtest::embedded_ptx(k.family), k.name);
 }
 
 const ox::DType kAll[] = {ox::kF32, ox::kF64, ox::kF16, ox::kBF16, ox::kI64,

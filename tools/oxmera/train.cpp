@@ -457,19 +457,19 @@ Run prepare(const TrainConfig& given) {
     // batch moves to the device as the step takes it, without waiting.
     run.task.model->to(device);
     for (auto* f : {&run.task.logits, &run.task.targets})
-      *f = [g = *f, device](const ox::Tensor& x) { return g(x.to(device, {.non_blocking = true})); };
+      *f = [g = *f, device](const ox::Tensor& x) {
+        return g(x.to(device, {.non_blocking = true}));
+      };
   }
   run.batch_size = config.batch_size > 0 ? config.batch_size : run.task.batch_size;
   run.lr = config.lr > 0 ? config.lr : run.task.lr;
   run.optimizer_name = config.optimizer.empty() ? run.task.optimizer : config.optimizer;
   run.loader = std::make_unique<ox::data::DataLoader>(
-      run.task.train,
-      ox::data::DataLoaderOptions{
-          .batch_size = run.batch_size,
-          .shuffle = true,
-          .num_workers = 1,
-          .seed = config.seed,
-          .pin_memory = !device.is_cpu()});
+      run.task.train, ox::data::DataLoaderOptions{.batch_size = run.batch_size,
+                                                  .shuffle = true,
+                                                  .num_workers = 1,
+                                                  .seed = config.seed,
+                                                  .pin_memory = !device.is_cpu()});
   const int64_t per_epoch = run.loader->size();
   check_sizes(run, per_epoch);
   run.optimizer = make_optimizer(run.optimizer_name, run.task.model->parameters(), run.lr);

@@ -48,7 +48,6 @@ const KernelRef kNonzeroWrite[7] = {
     {"index", "ox_index_nonzero_write_f2"}, {"index", "ox_index_nonzero_write_f4"},
     {"index", "ox_index_nonzero_write_f8"}};
 
-
 // The layout of `arrays` (strides) and then `indices`' arrays over `shape`; operands past the
 // index count get stride 0. N = arrays + K.
 template <int N>

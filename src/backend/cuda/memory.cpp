@@ -188,8 +188,8 @@ Tensor empty_pinned(const Shape& shape, DType dtype) {
   DeviceCachingAllocator& pinned = pinned_allocator();
   int64_t numel = 1;
   for (const int64_t d : shape) numel *= d;
-  auto storage =
-      std::make_shared<Storage>(static_cast<size_t>(numel) * dtype_size(dtype), Device::cpu(), pinned);
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(numel) * dtype_size(dtype),
+                                           Device::cpu(), pinned);
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape), dtype));
 }
 
