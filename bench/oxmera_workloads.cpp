@@ -14,9 +14,13 @@ namespace oxbench {
 namespace {
 
 // Keeps a result observable without reading it, so no call is elided. The result is dropped
-// right after, so every timed call allocates its output as a user's would.
+// right after, so every timed call allocates its output as a user's would. On a device (`oxmera
+// bench --device cuda`) the call ends when the device has finished it.
 const void* volatile g_sink = nullptr;
-void keep(const ox::Tensor& t) { g_sink = t.impl(); }
+void keep(const ox::Tensor& t) {
+  g_sink = t.impl();
+  if (!t.device().is_cpu()) ox::synchronize(t.device());
+}
 
 ox::Tensor host(const ox::Shape& shape, uint64_t seed) {
   int64_t numel = 1;

@@ -19,8 +19,10 @@
 # over the cores; (4) compute-sanitizer's memcheck, racecheck, synccheck and initcheck with
 # OXMERA_CUDA_ALLOC=direct on a small parity subset; (5) the same subset with the kernels
 # compiled by NVRTC (OXMERA_CUDA_NVRTC=1), twice: compiled, then from the disk cache;
-# (6) benchmarks: none yet (`oxmera bench` has no device option). Steps 2 to 5 run concurrently. The logs go to $OUT (the device tool
-# brings back at most 8 files there: summary.txt, failures.txt, doctor.txt, logs.tar.gz), and a
+# (6) the three recipes of `oxmera train` for 50 steps on the GPU and the CPU, whose losses must
+# agree within 1e-4 relative. Steps 2 to 6 run concurrently; then (7) the op rows of the benchmark,
+# `oxmera bench --device cuda` beside PyTorch's CUDA build (bench/gpu_torch.py), alone on the GPU.
+# The logs go to $OUT (summary.txt, failures.txt, doctor.txt, bench.txt, logs.tar.gz), and a
 # table, one row per step, is printed last. The exit status is nonzero when any step failed.
 #
 # Without a GPU (here) `run` still works and checks the plumbing: the GPU steps fail or skip.
@@ -82,6 +84,28 @@ pack() {
     cp -L "$path" "$stage/lib/$lib" || die "cannot copy $path"
   done < <(ldd "${bins[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u)
   if ldd "${bins[@]}" | grep -q "not found"; then die "ldd: a library is missing here"; fi
+  # Data for the training step: the first 3200 Fashion-MNIST training images and 1000 test
+  # images (the image has no datasets), and a text for the char GPT.
+  local fmnist=${GPU_CHECK_FMNIST:-/usr/share/datasets/fashion-mnist}
+  mkdir -p "$stage/data/fashion-mnist" || die "cannot make $stage/data"
+  python3 - "$fmnist" "$stage/data/fashion-mnist" <<'PY' || die "cannot cut $fmnist"
+import gzip, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+for name, keep in [("train-images-idx3-ubyte", 3200), ("train-labels-idx1-ubyte", 3200),
+                   ("t10k-images-idx3-ubyte", 1000), ("t10k-labels-idx1-ubyte", 1000)]:
+    data = gzip.open(f"{src}/{name}.gz").read()
+    ndim = data[3]
+    dims = list(struct.unpack(f">{ndim}I", data[4:4 + 4 * ndim]))
+    item = 1
+    for d in dims[1:]:
+        item *= d
+    dims[0] = keep
+    head = data[:4] + struct.pack(f">{ndim}I", *dims)
+    body = data[4 + 4 * ndim:4 + 4 * ndim + keep * item]
+    with gzip.open(f"{dst}/{name}.gz", "wb") as f:
+        f.write(head + body)
+PY
+  cat "$ROOT/README.md" "$ROOT"/docs/*.md >"$stage/data/text.txt"
 
   # The manifest: what was packed, from which commit, and the kernel fingerprint the GPU run
   # must report.
@@ -91,13 +115,13 @@ pack() {
     echo "build       $build (Release, OXMERA_CUDA_ARCHS=90)"
     "$stage/bin/oxmera" doctor 2>&1 | grep -E "kernel (fingerprint|targets|families)|^\s+build\s" | sed 's/^ *//'
     echo "files"
-    (cd "$stage" && find bin lib -type f -printf '%p %s\n' | sort)
+    (cd "$stage" && find bin lib data -type f -printf '%p %s\n' | sort)
   } >"$stage/MANIFEST.txt"
   cp "$stage/MANIFEST.txt" "$PACK_DIR/MANIFEST.txt"
 
   rm -f "$ARCHIVE"
   echo "gpu-check pack: compressing ($(du -sh "$stage" | cut -f1) unpacked)"
-  (cd "$stage" && tar -cf - MANIFEST.txt bin lib | nice xz -T2 -6 >"$ARCHIVE.tmp") &&
+  (cd "$stage" && tar -cf - MANIFEST.txt bin lib data | nice xz -T2 -6 >"$ARCHIVE.tmp") &&
     mv "$ARCHIVE.tmp" "$ARCHIVE" || die "cannot write $ARCHIVE"
   rm -rf "$stage"
   local bytes
@@ -223,9 +247,68 @@ step_nvrtc() {
   ) &
 }
 
+# The three recipes for 50 steps on the GPU and on the CPU (f32): the GPU's losses must follow
+# the CPU's within 1e-4 relative (issue 16, section 7).
+step_train() {
+  local data=$WORK/data recipe
+  for recipe in mlp cnn chargpt; do
+    (
+      local args=(train --recipe "$recipe" --epochs 1 --seed 7 --batch-size 64)
+      if [ "$recipe" = chargpt ]; then
+        args+=(--text "$data/text.txt" --batch-size 16)
+      else
+        args+=(--data "$data/fashion-mnist")
+      fi
+      job train "train-$recipe-cpu" 240 -- "$BIN/oxmera" "${args[@]}" --device cpu \
+        --save "$WORK/$recipe-cpu.safetensors" --log "$WORK/$recipe-cpu.jsonl"
+      job train "train-$recipe-cuda" 240 -- "$BIN/oxmera" "${args[@]}" --device cuda \
+        --save "$WORK/$recipe-cuda.safetensors" --log "$WORK/$recipe-cuda.jsonl"
+      job train "train-$recipe-losses" 30 -- python3 - "$WORK/$recipe-cpu.jsonl" \
+        "$WORK/$recipe-cuda.jsonl" <<'PY'
+import json, sys
+def losses(path):
+    return [r["loss"] for r in map(json.loads, open(path)) if r.get("type") == "step"][:50]
+cpu, gpu = losses(sys.argv[1]), losses(sys.argv[2])
+worst = max((abs(g - c) / max(abs(c), 1e-12) for c, g in zip(cpu, gpu)), default=float("inf"))
+print(f"{len(cpu)} CPU and {len(gpu)} GPU losses; worst relative difference {worst:.3g}")
+sys.exit(0 if len(cpu) >= 20 and len(gpu) == len(cpu) and worst <= 1e-4 else 1)
+PY
+    ) &
+  done
+}
+
+# The op rows of the benchmark on the GPU, oxmera beside PyTorch's CUDA build (the image's
+# python3), alone on the GPU after the other steps. Ratio > 1: oxmera better.
 step_bench() {
-  echo "gpu-check: no GPU benchmark yet (oxmera bench and bench/ time the CPU only)" >"$LOGS/bench.log"
-  echo "bench bench 0 0 skip" >"$RESULTS/bench"
+  local rows=(sgemm256 sgemm1024 sgemm2048 bmm add16M add16M_bcast sum16M sum_rows softmax
+              small_add transpose_copy backward_overhead cholesky_batched solve eigh)
+  job bench bench-oxmera 240 -- "$BIN/oxmera" bench --device cuda "${rows[@]}"
+  job bench bench-torch 240 -- python3 "$ROOT/bench/gpu_torch.py" "${rows[@]}"
+  python3 - "$LOGS/bench-oxmera.log" "$LOGS/bench-torch.log" >"$WORK/bench-table" <<'PY'
+import sys
+ox, torch = {}, {}
+for line in open(sys.argv[1]):
+    parts = [p.strip() for p in line.split("|")]
+    if len(parts) >= 3:
+        ox[parts[0]] = (parts[1], parts[2])
+for line in open(sys.argv[2]):
+    parts = line.split()
+    if len(parts) == 3:
+        torch[parts[0]] = (parts[1], parts[2])
+print(f"{'row':<18} {'oxmera':>12} {'torch':>12} {'unit':<8} {'ratio':>7}")
+for row, (value, unit) in ox.items():
+    if row == "workload":
+        continue
+    t = torch.get(row, ("n/a", unit))[0]
+    try:
+        a, b = float(value), float(t)
+        ratio = a / b if unit.startswith(("GFLOP", "GB")) else b / a
+        ratio = f"{ratio:.2f}"
+    except ValueError:
+        ratio = "n/a"
+    print(f"{row:<18} {value:>12} {t:>12} {unit:<8} {ratio:>7}")
+PY
+  cp "$WORK/bench-table" "$OUT/bench.txt"
 }
 
 # The parity coverage check reads the primitives each parity run recorded (tests/test_device.cpp
@@ -257,7 +340,7 @@ gtest_counts() {
 # summary, a sanitizer's report, a time limit).
 report() {
   local steps=(doctor cuda-only parity parity-coverage sanitizer-memcheck sanitizer-racecheck
-               sanitizer-synccheck sanitizer-initcheck nvrtc bench)
+               sanitizer-synccheck sanitizer-initcheck nvrtc train bench)
   local failed_any=0 step
   : >"$OUT/failures.txt"
   printf '%-20s %7s %7s %7s %7s  %s\n' step passed failed skipped seconds result >"$WORK/table"
@@ -310,6 +393,8 @@ report() {
   [ -s "$LOGS/nvidia-smi.log" ] && echo "--- nvidia-smi: $(cat "$LOGS/nvidia-smi.log")"
   echo "--- doctor (cuda)"
   sed -n '/^  cuda/,/^[a-z]/p' "$LOGS/doctor.log" | head -20
+  [ -s "$WORK/bench-table" ] && { echo "--- bench (ratio > 1: oxmera better)"; cat "$WORK/bench-table"; }
+  grep -h "losses; worst" "$LOGS"/train-*-losses.log 2>/dev/null | sed 's/^/--- train: /'
   echo "--- gpu-check: $(date -u +%H:%M:%S), $(($(date +%s) - RUN_START)) s in all"
   cat "$WORK/table"
   return $failed_any
@@ -329,9 +414,10 @@ run() {
   step_parity
   step_sanitizer
   step_nvrtc
-  step_bench
+  step_train
   wait
   step_coverage
+  step_bench
   report
   local rc=$?
   rm -rf "$WORK"

@@ -18,13 +18,27 @@ Runner add_bench(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "time the WORKLOADS.md rows in this build");
   auto rows = std::make_shared<std::vector<std::string>>();
   auto threads = std::make_shared<int>(0);
+  auto device = std::make_shared<std::string>("cpu");
   cmd->add_option("rows", *rows, "row ids (default: all), e.g. sgemm1024 mlp_step");
+  cmd->add_option("--device", *device,
+                  "where the op rows run: cpu, cuda or cuda:N (a device row's time ends when "
+                  "the device has finished)")
+      ->capture_default_str();
   add_integer_option(cmd, "--threads", *threads, 0, 1 << 16,
                      "threads (default: all cores; more than the hardware has are capped)");
-  return [rows, threads] {
+  return [rows, threads, device] {
+    const ox::Device on = ox::Device::parse(*device);
+    OX_CHECK(on.is_cpu() || ox::cuda::is_available(), Device, "oxmera bench", "device '",
+             *device, "' is not available: ", ox::cuda::unavailable_reason());
+    // The training rows build their own CPU models and data: on a device only the op rows run.
+    const auto runs_on_device = [](const oxbench::Spec& s) {
+      const std::string_view id = s.id;
+      return !id.ends_with("_step") && id != "fmnist_epoch";
+    };
     std::vector<const oxbench::Spec*> chosen;
     for (const oxbench::Spec& spec : oxbench::specs())
-      if (rows->empty() || std::find(rows->begin(), rows->end(), spec.id) != rows->end())
+      if ((rows->empty() && (on.is_cpu() || runs_on_device(spec))) ||
+          std::find(rows->begin(), rows->end(), spec.id) != rows->end())
         chosen.push_back(&spec);
     for (const std::string& id : *rows) {
       const bool known = std::any_of(oxbench::specs().begin(), oxbench::specs().end(),
@@ -38,8 +52,13 @@ Runner add_bench(CLI::App& app) {
     }
     if (const int used = threads_to_use(*threads, "oxmera bench"); used > 0)
       ox::set_num_threads(used);
-    std::printf("oxmera %s, %d threads\n%-18s | %-12s | %s\n", OXMERA_VERSION,
-                ox::get_num_threads(), "workload", "oxmera", "unit");
+    const ox::DeviceGuard guard(on);  // the rows' inputs and results on that device
+    if (on.is_cpu())
+      std::printf("oxmera %s, %d threads\n", OXMERA_VERSION, ox::get_num_threads());
+    else
+      std::printf("oxmera %s, on %s (%s)\n", OXMERA_VERSION, on.str().c_str(),
+                  ox::cuda::get_device_properties(on.index()).name.c_str());
+    std::printf("%-18s | %-12s | %s\n", "workload", "oxmera", "unit");
     for (const oxbench::Spec* spec : chosen) {
       const std::optional<double> value = oxbench::figure(*spec, oxbench::oxmera_seconds(spec->id));
       // A training row adds its test accuracy; a row that cannot run here says why.
