@@ -34,6 +34,15 @@ void note_call(const char* primitive) {
   c.names.emplace(primitive);
 }
 
+// Records each primitive a wrapped backend runs.
+struct NoteCalls {
+  template <class F>
+  decltype(auto) operator()(const char* primitive, F&& f) const {
+    note_call(primitive);
+    return f();
+  }
+};
+
 // The first check a kernel failed since the last synchronization, as a GPU's error word.
 struct ErrorWord {
   std::mutex mutex;
@@ -113,14 +122,8 @@ class StandInBackend final : public ox::ForwardingBackend<DeferChecks> {
 void record_cuda_primitives() {
   std::unique_ptr<ox::Backend> cuda = ox::cuda::detail::make_backend();
   if (cuda == nullptr) return;  // no usable GPU: the suites fail with the reason themselves
-  struct Note {
-    template <class F>
-    decltype(auto) operator()(const char* primitive, F&& f) const {
-      note_call(primitive);
-      return f();
-    }
-  };
-  ox::register_backend(std::make_unique<ox::ForwardingBackend<Note>>(std::move(cuda), Note{}));
+  ox::register_backend(
+      std::make_unique<ox::ForwardingBackend<NoteCalls>>(std::move(cuda), NoteCalls{}));
 }
 
 void use_device_stand_in() {

@@ -359,6 +359,24 @@ TEST_F(CudaOnDevice, FillArangeAndLinspaceRun) {
   EXPECT_EQ(f64.back(), 0.3);
   cuda::check(d.cuMemFree(buffer), "cuMemFree");
 }
+
+TEST_F(CudaOnDevice, ABadIndexSurfacesAtTheNextSynchronizationAndTheDeviceStaysUsable) {
+  const ox::Device gpu = ox::Device::cuda(0);
+  const ox::Tensor x = ox::arange(5.0).to(gpu);
+  const ox::Tensor index = ox::tensor(std::vector<int64_t>{0, 7, 1}).to(gpu);
+  ox::Tensor y;
+  ASSERT_NO_THROW(y = ox::index_select(x, 0, index)) << "the kernel's check waits for a sync";
+  const ox::Error e = caught([&] { ox::synchronize(); });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Index) << e.what();
+  EXPECT_TRUE(contains(e.what(), "index_select")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "7")) << e.what();
+  ox::synchronize();  // reported once: nothing is pending any more
+  EXPECT_EQ((x + 1).cpu().to_vector<double>(), (std::vector<double>{1, 2, 3, 4, 5}));
+  // A copy to the host raises it too.
+  y = ox::index_select(x, 0, index);
+  EXPECT_EQ(caught([&] { y.cpu(); }).kind(), ox::ErrorKind::Index);
+  EXPECT_EQ(ox::index_select(x, 0, index.narrow(0, 2, 1)).item<double>(), 1.0);
+}
 #endif  // OXMERA_TEST_WITH_CUDA
 
 }  // namespace

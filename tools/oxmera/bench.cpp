@@ -28,8 +28,8 @@ Runner add_bench(CLI::App& app) {
                      "threads (default: all cores; more than the hardware has are capped)");
   return [rows, threads, device] {
     const ox::Device on = ox::Device::parse(*device);
-    OX_CHECK(on.is_cpu() || ox::cuda::is_available(), Device, "oxmera bench", "device '",
-             *device, "' is not available: ", ox::cuda::unavailable_reason());
+    OX_CHECK(on.is_cpu() || ox::cuda::is_available(), Device, "oxmera bench", "device '", *device,
+             "' is not available: ", ox::cuda::unavailable_reason());
     // The training rows build their own CPU models and data: on a device only the op rows run.
     const auto runs_on_device = [](const oxbench::Spec& s) {
       const std::string_view id = s.id;

@@ -36,9 +36,25 @@ constexpr const char* kStdHeaders[] = {"array",       "bit",     "cfloat",   "cl
                                        "functional",  "complex", "optional", "span"};
 
 std::string std_header(std::string_view name) {
-  return "#pragma once\n#include <cuda/std/" + std::string(name) +
-         ">\nnamespace std { using namespace ::cuda::std; }\n";
+  std::string text = "#pragma once\n#include <cuda/std/" + std::string(name) +
+                     ">\nnamespace std { using namespace ::cuda::std; }\n";
+  // libcu++'s <cmath> lacks these; NVRTC's device math library has them (global overloads).
+  if (name == "cmath") text += "namespace std { using ::erf; using ::erfc; using ::fmod; }\n";
+  return text;
 }
+
+// Headers libcu++ lacks, which oxmera/core/dtype.h includes for declarations kernels never call
+// (dtype_name, operator<<): the names declared, nothing defined.
+constexpr const char* kDeclarationHeaders[][2] = {
+    {"iosfwd",
+     "#pragma once\nnamespace std {\ntemplate <class C> struct char_traits;\n"
+     "template <class C, class T> class basic_ostream;\n"
+     "using ostream = basic_ostream<char, char_traits<char>>;\n}\n"},
+    {"string_view",
+     "#pragma once\nnamespace std {\ntemplate <class C> struct char_traits;\n"
+     "template <class C, class T> class basic_string_view;\n"
+     "using string_view = basic_string_view<char, char_traits<char>>;\n}\n"},
+};
 
 #ifndef OXMERA_CUDA_BUILD_INCLUDE
 #define OXMERA_CUDA_BUILD_INCLUDE ""
@@ -173,6 +189,10 @@ NvrtcCode nvrtc_compile(const KernelImage& image, int arch) {
   for (const char* name : kStdHeaders) {
     header_names.push_back(name);
     header_text.push_back(std_header(name));
+  }
+  for (const auto& [name, text] : kDeclarationHeaders) {
+    header_names.push_back(name);
+    header_text.push_back(text);
   }
   std::vector<const char*> headers;
   for (const std::string& h : header_text) headers.push_back(h.c_str());
