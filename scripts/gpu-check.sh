@@ -253,11 +253,11 @@ step_train() {
   local data=$WORK/data recipe
   for recipe in mlp cnn chargpt; do
     (
-      local args=(train --recipe "$recipe" --epochs 1 --seed 7 --batch-size 64)
+      local args=(train --recipe "$recipe" --epochs 1 --seed 7)
       if [ "$recipe" = chargpt ]; then
-        args+=(--text "$data/text.txt" --batch-size 16)
+        args+=(--text "$data/text.txt" --batch-size 16 --limit 800)  # 50 steps
       else
-        args+=(--data "$data/fashion-mnist")
+        args+=(--data "$data/fashion-mnist" --batch-size 64)
       fi
       job train "train-$recipe-cpu" 240 -- "$BIN/oxmera" "${args[@]}" --device cpu \
         --save "$WORK/$recipe-cpu.safetensors" --log "$WORK/$recipe-cpu.jsonl"
