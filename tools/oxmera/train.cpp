@@ -750,16 +750,8 @@ Runner add_train(CLI::App& app) {
                      "fixes initialization, shuffling and dropout");
   add_integer_option(cmd, "--threads", config->threads, 0, kMaxThreads,
                      "threads (default: all cores; more than the hardware has are capped)");
-  cmd->add_option("--device", config->device, "cpu, cuda or cuda:N")
-      ->check([](const std::string& text) -> std::string {
-        try {
-          ox::Device::parse(text);
-          return "";
-        } catch (const ox::Error& e) {
-          return e.what();
-        }
-      })
-      ->capture_default_str();
+  // Parsed (and refused, exit 2) by prepare(), with the other input checks.
+  cmd->add_option("--device", config->device, "cpu, cuda or cuda:N")->capture_default_str();
   add_integer_option(cmd, "--limit", config->limit, 0, kMax,
                      "train on the first N examples only (0: all)");
   cmd->add_option("--save", config->save, "checkpoint file (default: oxmera-RECIPE.safetensors)");
