@@ -43,7 +43,7 @@ class CharGptImpl : public ox::nn::Module {
   }
   // ids i64 [B, T] with T <= kGptContext: logits [B, T, vocab].
   ox::Tensor forward(const ox::Tensor& ids) {
-    ox::Tensor x = tokens(ids) + positions(ox::arange(ids.size(1), {ox::kI64, ids.device()}));
+    ox::Tensor x = tokens(ids) + positions(ox::arange(ids.size(1), {.dtype = ox::kI64, .device = ids.device()}));
     for (const auto& block : *blocks)
       x = std::static_pointer_cast<ox::nn::TransformerEncoderLayerImpl>(block)->forward(
           x, ox::Tensor(), ox::Tensor(), /*is_causal=*/true);

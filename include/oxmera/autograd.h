@@ -183,6 +183,7 @@ struct Function {
 // ---- Gradient checking -----------------------------------------------------------------------
 
 struct GradcheckOptions {
+  OX_NAMED_FIELDS_ONLY;
   double eps = 1e-6;   // central-difference step
   double atol = 1e-5;  // |analytical - numerical| <= atol + rtol * |numerical|
   double rtol = 1e-3;

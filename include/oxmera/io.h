@@ -4,3 +4,4 @@
 #include "oxmera/io/checkpoint.h"
 #include "oxmera/io/log.h"
 #include "oxmera/io/safetensors.h"
+#include "oxmera/io/serialize.h"

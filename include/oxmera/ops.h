@@ -100,6 +100,13 @@ Tensor lt(const TensorOrScalar& a, const TensorOrScalar& b);
 Tensor le(const TensorOrScalar& a, const TensorOrScalar& b);
 Tensor gt(const TensorOrScalar& a, const TensorOrScalar& b);
 Tensor ge(const TensorOrScalar& a, const TensorOrScalar& b);
+// |a - b| <= atol + rtol * |b| elementwise (torch.isclose): a and b of one dtype, broadcast;
+// infinities are close to themselves only; NaNs to each other only with equal_nan.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+               bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);  // isclose everywhere; synchronizes
+bool equal(const Tensor& a, const Tensor& b);  // same shape and values (torch.equal)
 Tensor logical_and(const TensorOrScalar& a, const TensorOrScalar& b);
 Tensor logical_or(const TensorOrScalar& a, const TensorOrScalar& b);
 Tensor logical_xor(const TensorOrScalar& a, const TensorOrScalar& b);
@@ -174,6 +181,7 @@ NormGrads rms_norm_backward(const Tensor& grad_out, const Tensor& x, const Shape
 // other than ignore_index is an Index error. "mean" divides by the summed weights of the
 // targets that are not ignored (NaN when all are), as PyTorch.
 struct CrossEntropyOptions {
+  OX_NAMED_FIELDS_ONLY;
   Tensor weight = {};  // per-class weights [C], or undefined
   int64_t ignore_index = -100;
   std::string_view reduction = "mean";  // "mean", "sum" or "none"
@@ -327,12 +335,14 @@ struct Conv1dPadding {
 };
 
 struct Conv1dOptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t stride = 1;
   Conv1dPadding padding = 0;
   int64_t dilation = 1;
   int64_t groups = 1;
 };
 struct Conv2dOptions {
+  OX_NAMED_FIELDS_ONLY;
   IntPair stride = 1;
   Conv2dPadding padding = 0;
   IntPair dilation = 1;
@@ -352,6 +362,7 @@ Tensor conv2d_input_grad(const Shape& input_shape, const Tensor& weight, const T
 Tensor conv2d_weight_grad(const Tensor& input, const Shape& weight_shape, const Tensor& grad_output,
                           const Conv2dOptions& options = {});
 struct ConvTranspose2dOptions {
+  OX_NAMED_FIELDS_ONLY;
   IntPair stride = 1;
   IntPair padding = 0;
   IntPair output_padding = 0;  // added to one side of the output; < stride or < dilation
@@ -364,6 +375,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                         const ConvTranspose2dOptions& options = {});
 
 struct MaxPool2dOptions {
+  OX_NAMED_FIELDS_ONLY;
   OptionalIntPair stride = {};  // left out: the kernel size
   IntPair padding = 0;          // at most half the kernel; pads with -inf
   IntPair dilation = 1;
@@ -379,6 +391,7 @@ Tensor max_pool2d(const Tensor& input, IntPair kernel_size, const MaxPool2dOptio
 Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices,
                            const Shape& input_shape);
 struct AvgPool2dOptions {
+  OX_NAMED_FIELDS_ONLY;
   OptionalIntPair stride = {};  // left out: the kernel size
   IntPair padding = 0;          // at most half the kernel; pads with 0
   bool ceil_mode = false;

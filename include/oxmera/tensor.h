@@ -19,6 +19,7 @@
 #include "oxmera/core/dtype.h"
 #include "oxmera/core/error.h"
 #include "oxmera/core/layout.h"
+#include "oxmera/core/options.h"
 
 namespace ox {
 
@@ -30,18 +31,53 @@ class Node;  // oxmera/autograd.h
 }
 
 // Options of creation functions, an aggregate: `ox::zeros({2}, {.dtype = ox::kF64})`.
-// An unset dtype means the function's own default (f32; i64 for integer ranges and indices);
-// an unset device means the CPU (for *_like functions: the dtype and device of the model).
+// An unset dtype means the function's own default (default_dtype(), f32 unless set; i64 for
+// integer ranges and indices); an unset device means default_device() (for *_like functions:
+// the dtype and device of `like`). `requires_grad` makes the result a leaf that requires grad.
+// `TensorOptions(kF64)` is LibTorch's dtype-only constructor.
 struct TensorOptions {
   std::optional<DType> dtype = std::nullopt;
+  OX_NAMED_FIELDS_ONLY;
   std::optional<Device> device = std::nullopt;
+  bool requires_grad = false;
 };
+
+// TensorOptions in LibTorch's chainable form, accepted wherever TensorOptions is:
+// `ox::dtype(ox::kF64).device(ox::Device::cuda()).requires_grad(true)`,
+// `x.options().dtype(ox::kI64)`. Its methods hide the aggregate's fields of the same names.
+struct TensorOptionsBuilder : TensorOptions {
+  TensorOptionsBuilder dtype(DType value) const {
+    TensorOptionsBuilder out = *this;
+    out.TensorOptions::dtype = value;
+    return out;
+  }
+  TensorOptionsBuilder device(Device value) const {
+    TensorOptionsBuilder out = *this;
+    out.TensorOptions::device = value;
+    return out;
+  }
+  TensorOptionsBuilder requires_grad(bool value = true) const {
+    TensorOptionsBuilder out = *this;
+    out.TensorOptions::requires_grad = value;
+    return out;
+  }
+  // What a creation function would use: the set values, else the defaults.
+  DType dtype() const { return TensorOptions::dtype.value_or(default_dtype()); }
+  Device device() const { return TensorOptions::device.value_or(default_device()); }
+  bool requires_grad() const { return TensorOptions::requires_grad; }
+};
+inline TensorOptionsBuilder dtype(DType value) { return TensorOptionsBuilder{}.dtype(value); }
+inline TensorOptionsBuilder device(Device value) { return TensorOptionsBuilder{}.device(value); }
+inline TensorOptionsBuilder requires_grad(bool value = true) {
+  return TensorOptionsBuilder{}.requires_grad(value);
+}
 
 // How Tensor::to copies (torch's `non_blocking`): a copy between pinned host memory
 // (pin_memory()) and a CUDA device may return before it completes, ordered on the device's
 // current stream; a copy to the CPU then lands in pinned memory, which the host reads only after
 // synchronizing (ox::synchronize or the stream's). Other copies ignore it.
 struct ToOptions {
+  OX_NAMED_FIELDS_ONLY;
   bool non_blocking = false;
 };
 
@@ -113,6 +149,8 @@ class Tensor {
     return static_cast<T*>(raw_data_ptr(dtype_of<T>));
   }
   void* raw_data_ptr(DType expected) const;
+  // The first element's address whatever the strides (accessor's base); CPU, T exactly.
+  void* raw_data_ptr_strided(DType expected, const char* op) const;
 
   // Views: share storage, change the layout only.
   Tensor view(const Shape& shape) const;     // -1 allowed; Shape error when no view exists
@@ -230,6 +268,100 @@ class Tensor {
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
 
+  // LibTorch's method forms of the free functions of ops.h, with their semantics.
+  DType scalar_type() const { return dtype(); }
+  TensorOptionsBuilder options() const;  // this tensor's dtype and device
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  Tensor cuda() const;  // to the current CUDA device (a Device error where there is none)
+  Scalar item() const;  // the one element, as a Scalar of its kind
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
+  Tensor repeat(const Dims& repeats) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+  Tensor data() const { return detach(); }  // LibTorch's .data(): no history, same storage
+  bool is_floating_point() const { return is_floating(dtype()); }
+  int64_t ndimension() const { return dim(); }
+  Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor reciprocal() const;
+  Tensor log_sigmoid() const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
+  // New tensors with this tensor's dtype and device unless the options say otherwise.
+  Tensor new_empty(const Shape& shape, TensorOptions options = {}) const;
+  Tensor new_zeros(const Shape& shape, TensorOptions options = {}) const;
+  Tensor new_ones(const Shape& shape, TensorOptions options = {}) const;
+  Tensor new_full(const Shape& shape, const Scalar& value, TensorOptions options = {}) const;
+  // In place (as add_: the result is cast back to this tensor's dtype).
+  Tensor& abs_();
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& rsqrt_();
+  Tensor& square_();
+  Tensor& sin_();
+  Tensor& cos_();
+  Tensor& tanh_();
+  Tensor& sigmoid_();
+  Tensor& relu_();
+  Tensor& floor_();
+  Tensor& ceil_();
+  Tensor& round_();
+  Tensor& trunc_();
+  Tensor& sign_();
+  Tensor& reciprocal_();
+  Tensor& pow_(const Scalar& exponent);
+  Tensor& pow_(const Tensor& exponent);
+  Tensor& clamp_min_(const Scalar& min);
+  Tensor& clamp_max_(const Scalar& max);
+
+  // x[i]: the view x.select(0, i), as LibTorch's operator[]; `x[i][j]` chains. Assigning to a
+  // temporary tensor writes into it as LibTorch does (`x[0] = 1`, `x[1] = y`: fill_/copy_);
+  // assigning to a named tensor rebinds the handle as always.
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  Tensor operator[](const Tensor& index) const;  // index_select along dim 0 (integers) or a mask
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  Tensor& operator=(const Tensor& value) && { return copy_(value); }
+  Tensor& operator=(const Scalar& value) && { return fill_(value); }
+  // Element access for CPU tensors: `auto a = x.accessor<float, 2>(); a[i][j] = 1;` reads and
+  // writes through this tensor's strides; T must be the dtype exactly (as data_ptr).
+  template <class T, size_t N>
+  class Accessor;
+  template <class T, size_t N>
+  Accessor<T, N> accessor() const;
+
   // Python's x[...] and x[...] = value (oxmera/indexing.h): integers, ox::Slice, ox::None,
   // ox::Ellipsis, bools, and bool or integer tensors. Without tensors the result is a view.
   Tensor index(std::initializer_list<TensorIndex> indices) const;
@@ -285,6 +417,43 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
+// What Tensor::accessor<T, N> returns: `a[i]` is an Accessor<T, N - 1> (a T& at N == 1), with
+// sizes and strides borrowed from the tensor, which must outlive it. Indices are not checked
+// (as LibTorch's); sizes(i) tells the bounds.
+template <class T, size_t N>
+class Tensor::Accessor {
+ public:
+  Accessor(T* data, const int64_t* sizes, const int64_t* strides)
+      : data_(data), sizes_(sizes), strides_(strides) {}
+  decltype(auto) operator[](int64_t i) const {
+    if constexpr (N == 1) {
+      return data_[i * strides_[0]];
+    } else {
+      return Accessor<T, N - 1>(data_ + i * strides_[0], sizes_ + 1, strides_ + 1);
+    }
+  }
+  int64_t size(size_t d) const { return sizes_[d]; }
+  int64_t stride(size_t d) const { return strides_[d]; }
+  T* data() const { return data_; }
+
+ private:
+  T* data_;
+  const int64_t* sizes_;
+  const int64_t* strides_;
+};
+
+template <class T, size_t N>
+Tensor::Accessor<T, N> Tensor::accessor() const {
+  static_assert(N > 0, "accessor<T, N> needs N >= 1; use item<T>() for a 0-d tensor");
+  OX_CHECK(dim() == static_cast<int64_t>(N), Shape, "accessor", "a ", dim(), "-d tensor of shape ",
+           shape(), " read through a ", N, "-d accessor");
+  OX_CHECK(device().is_cpu(), Device, "accessor", "the tensor is on ", device(),
+           "; accessors read CPU memory (call .cpu() first)");
+  // The base pointer at storage_offset, with the tensor's own strides.
+  T* base = static_cast<T*>(raw_data_ptr_strided(dtype_of<std::remove_const_t<T>>, "accessor"));
+  return Accessor<T, N>(base, shape().data(), strides().data());
+}
+
 // ---- Creation ----------------------------------------------------------------------------
 
 Tensor empty(const Shape& shape, TensorOptions options = {});
@@ -332,10 +501,18 @@ Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
 // `{1, 2}` meaning 32 bits. (A std::vector<int32_t> still makes i32.)
 template <class T>
 using list_element_t = std::conditional_t<std::is_same_v<T, int>, int64_t, T>;
+// And a braced list of floating literals takes the default dtype (f32 unless set), as
+// torch::tensor({5.5, 3.0}) does; a std::vector<double> stays f64.
+template <class T>
+TensorOptions list_options(TensorOptions options) {
+  if (std::is_floating_point_v<T> && !options.dtype) options.dtype = default_dtype();
+  return options;
+}
 
 template <class T>
 Tensor tensor(std::initializer_list<T> values, TensorOptions options = {}) {
-  return tensor(std::vector<list_element_t<T>>(values.begin(), values.end()), options);
+  return tensor(std::vector<list_element_t<T>>(values.begin(), values.end()),
+                list_options<T>(options));
 }
 template <class T>
 Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, TensorOptions options = {}) {
@@ -346,7 +523,8 @@ Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, TensorOption
              row.size(), " elements");
     flat.insert(flat.end(), row.begin(), row.end());
   }
-  return tensor(flat, {static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)}, options);
+  return tensor(flat, {static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)},
+                list_options<T>(options));
 }
 template <class T>
 Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks,
@@ -366,7 +544,7 @@ Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<
   }
   return tensor(flat,
                 {int64_t(blocks.size()), std::max<int64_t>(rows, 0), std::max<int64_t>(width, 0)},
-                options);
+                list_options<T>(options));
 }
 // A 0-d tensor holding one number.
 Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
@@ -410,6 +588,11 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions opti
 Tensor randint(int64_t high, const Shape& shape, TensorOptions options = {},
                Generator* gen = nullptr);
 Tensor randperm(int64_t n, TensorOptions options = {}, Generator* gen = nullptr);
+// The dtype and device of `like` unless the options say otherwise.
+Tensor rand_like(const Tensor& like, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor randn_like(const Tensor& like, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor randint_like(const Tensor& like, int64_t low, int64_t high, TensorOptions options = {},
+                    Generator* gen = nullptr);
 // 1 with probability p (per element of `p`, or the scalar p), 0 otherwise; float dtype.
 Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
 Tensor bernoulli(const Shape& shape, double p, TensorOptions options = {},

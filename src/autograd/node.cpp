@@ -350,21 +350,25 @@ std::vector<Tensor> apply_function(const std::string& name, const std::vector<Te
   const std::string label = function_name(name) + "Backward";
   const std::vector<Tensor> to_save = ctx->to_save_;
   ctx->to_save_.clear();
-  record_unlisted(label.c_str(), false, inputs, outs, to_save,
-                  [ctx, bwd, input_positions, num_arguments, n = to_save.size()](
-                      const std::vector<Tensor>& grads, const std::vector<Tensor>& saved) {
-                    ctx->unpack_ = [&saved] { return saved; };
-                    std::vector<Tensor> per_argument = bwd(ctx.get(), grads);
-                    ctx->unpack_ = nullptr;
-                    OX_CHECK(int64_t(per_argument.size()) == num_arguments, Value,
-                             "custom Function", "backward returned ", per_argument.size(),
-                             " gradients for ", num_arguments, " forward arguments");
-                    std::vector<Tensor> per_input;
-                    for (int64_t pos : input_positions)
-                      per_input.push_back(per_argument[size_t(pos)]);
-                    (void)n;
-                    return per_input;
-                  });
+  record_unlisted(
+      label.c_str(), false, inputs, outs, to_save,
+      [ctx, bwd, input_positions, num_arguments, n = to_save.size()](
+          const std::vector<Tensor>& grads, const std::vector<Tensor>& saved) {
+        ctx->unpack_ = [&saved] { return saved; };
+        std::vector<Tensor> per_argument = bwd(ctx.get(), grads);
+        ctx->unpack_ = nullptr;
+        // As LibTorch: gradients past the arguments passed (a defaulted
+        // argument's) may be returned if they are undefined; they are dropped.
+        while (int64_t(per_argument.size()) > num_arguments && !per_argument.back().defined())
+          per_argument.pop_back();
+        OX_CHECK(int64_t(per_argument.size()) == num_arguments, Value, "custom Function",
+                 "backward returned ", per_argument.size(), " gradients for ", num_arguments,
+                 " forward arguments (extra ones must be undefined)");
+        std::vector<Tensor> per_input;
+        for (int64_t pos : input_positions) per_input.push_back(per_argument[size_t(pos)]);
+        (void)n;
+        return per_input;
+      });
   return outs;
 }
 

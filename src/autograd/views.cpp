@@ -69,7 +69,7 @@ Tensor record_view(const Tensor& base, Tensor view, const char* name, ViewKind k
       break;
     case ViewKind::Permute:
       vjp = [dims](const std::vector<Tensor>& g, const std::vector<Tensor>&) {
-        Dims inverse(dims.size());
+        Dims inverse = Dims::filled(dims.size(), 0);
         for (size_t i = 0; i < dims.size(); ++i)
           inverse[size_t(wrap_dim(dims[i], int64_t(dims.size()), "permute"))] = int64_t(i);
         return std::vector<Tensor>{g[0].permute(inverse)};

@@ -1,5 +1,6 @@
 #include "oxmera/core/dtype.h"
 
+#include <atomic>
 #include <cmath>
 #include <ostream>
 #include <string>
@@ -129,6 +130,18 @@ std::ostream& operator<<(std::ostream& os, const Scalar& s) {
       return os << (s.to_int() ? "true" : "false");
   }
   return os;
+}
+
+namespace {
+std::atomic<DType> default_float_dtype{kF32};
+}  // namespace
+
+DType default_dtype() { return default_float_dtype.load(std::memory_order_relaxed); }
+
+void set_default_dtype(DType dtype) {
+  OX_CHECK(is_floating(dtype), DType, "set_default_dtype",
+           "the default dtype must be floating, got ", dtype);
+  default_float_dtype.store(dtype, std::memory_order_relaxed);
 }
 
 }  // namespace ox

@@ -41,7 +41,7 @@ int64_t checked_nbytes(int64_t numel, int64_t element_size, std::string_view op)
 }
 
 Strides contiguous_strides(const Shape& shape) {
-  Strides strides(shape.size());
+  Strides strides = Strides::filled(shape.size(), 0);
   int64_t running = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = running;
@@ -62,7 +62,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
   const size_t n = std::max(a.size(), b.size());
-  Shape out(n);
+  Shape out = Shape::filled(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
@@ -140,7 +140,7 @@ bool Layout::is_non_overlapping_and_dense() const {
   // An empty layout reaches no element twice, whatever its strides.
   if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return true;
   // Dense with some permutation: sort dims by stride and check they tile exactly.
-  Dims order(shape.size());
+  Dims order = Dims::filled(shape.size(), 0);
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
   std::sort(order.begin(), order.end(),
             [&](int64_t a, int64_t b) { return strides[a] < strides[b]; });
@@ -170,7 +170,7 @@ int64_t Layout::max_index() const {
 Layout Layout::permute(const Dims& dims) const {
   OX_CHECK(static_cast<int64_t>(dims.size()) == dim(), Shape, "permute", "got ", dims.size(),
            " dims ", dims, " for a tensor of shape ", shape);
-  Layout out{Shape(dims.size()), Strides(dims.size()), offset};
+  Layout out{Shape::filled(dims.size(), 0), Strides::filled(dims.size(), 0), offset};
   Dims seen(dims.size(), 0);
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = wrap_dim(dims[i], dim(), "permute");
@@ -356,7 +356,7 @@ Layout Layout::unfold(int64_t d, int64_t size, int64_t step) const {
 }
 
 std::optional<Layout> Layout::view(const Shape& new_shape) const {
-  Layout out{new_shape, Strides(new_shape.size()), offset};
+  Layout out{new_shape, Strides::filled(new_shape.size(), 0), offset};
   if (dim() == 0 || numel() == 0) {
     out.strides = contiguous_strides(new_shape);
     return out;

@@ -82,7 +82,7 @@ void visit_scheduler(const Checkpoint& c, F&& fn) {
     fn(**s);
 }
 
-Tensor u64_tensor(uint64_t v) { return full({}, std::bit_cast<int64_t>(v), {kI64, Device::cpu()}); }
+Tensor u64_tensor(uint64_t v) { return full({}, std::bit_cast<int64_t>(v), {.dtype = kI64, .device = Device::cpu()}); }
 
 int64_t parse_count(const std::map<std::string, std::string>& meta, const char* key,
                     const std::string& path) {

@@ -129,8 +129,8 @@ Tensor dropout2d(const Tensor& input, double p, bool training, Generator* gen) {
   if (!training || p == 0) return input;
   Shape mask_shape = input.shape();
   for (size_t d = input.dim() == 4 ? 2 : 1; d < mask_shape.size(); ++d) mask_shape[d] = 1;
-  if (p == 1) return input * zeros(mask_shape, {input.dtype(), input.device()});
-  const Tensor keep = bernoulli(mask_shape, 1 - p, {input.dtype(), input.device()}, gen);
+  if (p == 1) return input * zeros(mask_shape, {.dtype = input.dtype(), .device = input.device()});
+  const Tensor keep = bernoulli(mask_shape, 1 - p, {.dtype = input.dtype(), .device = input.device()}, gen);
   return input * (keep * (1.0 / (1.0 - p)));
 }
 

@@ -17,7 +17,7 @@ Tensor checked(const Tensor& tensor, const char* op) {
   return tensor;
 }
 
-TensorOptions options_of(const Tensor& t) { return {t.dtype(), t.device()}; }
+TensorOptions options_of(const Tensor& t) { return {.dtype = t.dtype(), .device = t.device()}; }
 
 // Writes values into tensor without recording (parameters are leaves that require grad).
 Tensor assign(const Tensor& tensor, const Tensor& values) {
@@ -132,7 +132,7 @@ Tensor trunc_normal_(const Tensor& tensor, double mean, double std, double a, do
   const auto cdf = [](double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); };
   const double lo = 2 * cdf((a - mean) / std) - 1, hi = 2 * cdf((b - mean) / std) - 1;
   // Inverse-CDF sampling in f64: uniform in [cdf(a), cdf(b)), mapped through erfinv.
-  const Tensor u = rand(tensor.shape(), {kF64, tensor.device()}, gen) * (hi - lo) + lo;
+  const Tensor u = rand(tensor.shape(), {.dtype = kF64, .device = tensor.device()}, gen) * (hi - lo) + lo;
   const Tensor y = clamp(u, -1.0 + 1e-15, 1.0 - 1e-15);
   return assign(tensor, clamp(erfinv(y) * (std * std::sqrt(2.0)) + mean, a, b));
 }
@@ -144,7 +144,7 @@ Tensor orthogonal_(const Tensor& tensor, double gain, Generator* gen) {
   const int64_t rows = tensor.size(0), cols = tensor.numel() / rows;
   const bool wide = rows < cols;
   const int64_t m = wide ? cols : rows, n = wide ? rows : cols;  // m >= n
-  Tensor normal = randn({rows, cols}, {kF64, Device::cpu()}, gen);
+  Tensor normal = randn({rows, cols}, {.dtype = kF64, .device = Device::cpu()}, gen);
   if (wide) normal = normal.t();
   std::vector<double> a = normal.contiguous().to_vector<double>();  // [m, n], row-major
   // Modified Gram-Schmidt, twice for orthogonality to rounding: the Q of the QR factorization

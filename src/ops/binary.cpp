@@ -480,4 +480,33 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
                             "masked_fill_");
 }
 
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  const char* op = "isclose";
+  OX_CHECK(ops::impl_of(a, op).dtype() == ops::impl_of(b, op).dtype(), DType, op,
+           "operands must have one dtype, got ", a.dtype(), " and ", b.dtype());
+  OX_CHECK(rtol >= 0 && atol >= 0, Value, op, "rtol ", rtol, " and atol ", atol,
+           " must be non-negative");
+  const Tensor exact = eq(a, b);
+  if (!is_floating(a.dtype())) {
+    if (rtol == 0 && atol == 0) return exact;
+    const Tensor x = a.to(kF64), y = b.to(kF64);  // no integer overflow in a - b
+    return logical_or(exact, le(abs(sub(x, y)), add(mul(abs(y), rtol), atol)));
+  }
+  const Tensor finite = logical_and(isfinite(a), isfinite(b));
+  const Tensor near = le(abs(sub(a, b)), add(mul(abs(b), rtol), atol));
+  Tensor close = logical_or(exact, logical_and(finite, near));
+  if (equal_nan) close = logical_or(close, logical_and(isnan(a), isnan(b)));
+  return close;
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  return isclose(a, b, rtol, atol, equal_nan).all().item<bool>();
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  ops::impl_of(a, "equal");
+  ops::impl_of(b, "equal");
+  return a.shape() == b.shape() && eq(a, b).all().item<bool>();
+}
+
 }  // namespace ox

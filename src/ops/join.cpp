@@ -19,7 +19,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     if (!(t.dim() == 1 && t.numel() == 0)) parts.push_back(&t);
   }
   const DType dtype = rt.get();
-  if (parts.empty()) return empty({0}, {dtype, tensors.front().device()});
+  if (parts.empty()) return empty({0}, {.dtype = dtype, .device = tensors.front().device()});
   const Tensor& first = *parts.front();
   OX_CHECK(first.dim() > 0, Shape, "cat", "zero-dimensional tensors cannot be concatenated");
   const int64_t d = wrap_dim(dim, first.dim(), "cat");
@@ -37,7 +37,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   }
   shape[d] = total;
   const auto concatenate = [&] {
-    Tensor out = empty(shape, {dtype, first.device()});
+    Tensor out = empty(shape, {.dtype = dtype, .device = first.device()});
     int64_t offset = 0;
     for (const Tensor* t : parts) {
       out.narrow(d, offset, t->size(d)).copy_(*t);

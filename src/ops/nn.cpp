@@ -92,7 +92,7 @@ NormResult norm_forward(const Tensor& x, const Shape& normalized, const Tensor& 
   const RowShape r = check_norm(x, normalized, weight, bias, name);
   OX_CHECK(eps >= 0, Value, name, "eps must be non-negative, got ", eps);
   const Tensor rows = x.contiguous().view({r.rows, r.n}), w = dense(weight), b = dense(bias);
-  const TensorOptions stats{stats_dtype(x.dtype()), x.device()};
+  const TensorOptions stats{.dtype = stats_dtype(x.dtype()), .device = x.device()};
   Tensor out = empty_like(rows), mean = rms ? Tensor() : empty({r.rows}, stats),
          rstd = empty({r.rows}, stats);
   if (out.numel() > 0)
@@ -114,9 +114,10 @@ NormGrads norm_backward(const Tensor& grad_out, const Tensor& x, const Shape& no
   const Tensor g = grad_out.to(x.dtype()).contiguous().view({r.rows, r.n});
   const Tensor xr = x.contiguous().view({r.rows, r.n}), w = dense(weight);
   const Tensor mean_rows = rms ? Tensor() : mean.contiguous(), rstd_rows = rstd.contiguous();
-  NormGrads grads{empty_like(xr),
-                  want_weight ? empty(normalized, {x.dtype(), x.device()}) : Tensor(),
-                  want_bias ? empty(normalized, {x.dtype(), x.device()}) : Tensor()};
+  NormGrads grads{
+      empty_like(xr),
+      want_weight ? empty(normalized, {.dtype = x.dtype(), .device = x.device()}) : Tensor(),
+      want_bias ? empty(normalized, {.dtype = x.dtype(), .device = x.device()}) : Tensor()};
   if (r.rows > 0 && r.n > 0) {
     backend_for(x.device(), name)
         .layer_norm_backward(grads.input.impl()->array(), optional_array(grads.weight, x.device()),
@@ -346,7 +347,10 @@ CrossEntropyResult cross_entropy_forward(const Tensor& logits, const Tensor& tar
        smoothing = o.label_smoothing](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
         const Tensor &logits = s[0], &target = s[1], &weight = s[2], &total = s[3];
         if (!is_grad_enabled()) {
-          CrossEntropyOptions opts{weight, ignore, reduction, smoothing};
+          CrossEntropyOptions opts{.weight = weight,
+                                   .ignore_index = ignore,
+                                   .reduction = reduction,
+                                   .label_smoothing = smoothing};
           return std::vector<Tensor>{cross_entropy_backward(g[0], logits, target, total, opts),
                                      Tensor()};
         }
@@ -377,8 +381,8 @@ CrossEntropyResult cross_entropy_impl(const Tensor& logits, const Tensor& target
   }
   const Tensor weight = dense(o.weight);
   const int64_t rows = f.target.numel();
-  Tensor loss = empty({rows}, {logits.dtype(), logits.device()});
-  Tensor row_weight = empty({rows}, {logits.dtype(), logits.device()});
+  Tensor loss = empty({rows}, {.dtype = logits.dtype(), .device = logits.device()});
+  Tensor row_weight = empty({rows}, {.dtype = logits.dtype(), .device = logits.device()});
   if (rows > 0) {
     OX_CHECK(classes > 0, Shape, "cross_entropy", "logits have no classes");
     static const CheckSite site =
@@ -448,7 +452,8 @@ DropoutResult dropout_forward(const Tensor& x, double p, bool train, Generator* 
   OX_CHECK(is_floating(xi.dtype()), DType, "dropout", "needs a floating tensor, got ", xi.dtype());
   if (!train || p == 0) return {x, Tensor()};
   // The mask comes from the generator's Philox stream: reproducible under ox::manual_seed.
-  const Tensor keep = bernoulli(x.shape(), 1.0 - p, {xi.dtype(), xi.device()}, gen);
+  const Tensor keep =
+      bernoulli(x.shape(), 1.0 - p, {.dtype = xi.dtype(), .device = xi.device()}, gen);
   const Tensor mask = p == 1 ? keep : keep * (1.0 / (1.0 - p));
   return {x * mask, mask};
 }

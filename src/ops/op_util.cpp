@@ -78,7 +78,7 @@ Tensor inplace_source(const Tensor& self) {
 
 Tensor picked_grad(const Tensor& g, const Tensor& index, const Shape& shape, int64_t d) {
   if (shape.empty()) return g;  // a 0-d input picks itself
-  return scatter_add(zeros(shape, {g.dtype(), g.device()}), d, index, g);
+  return scatter_add(zeros(shape, {.dtype = g.dtype(), .device = g.device()}), d, index, g);
 }
 
 Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {

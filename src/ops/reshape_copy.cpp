@@ -103,10 +103,10 @@ Tensor pad_dim(const Tensor& x, int64_t d, int64_t before, int64_t after, std::s
   if (mode == "constant") {
     Shape side = t.shape();
     side[d] = before;
-    pieces.push_back(full(side, value, {t.dtype(), t.device()}));
+    pieces.push_back(full(side, value, {.dtype = t.dtype(), .device = t.device()}));
     pieces.push_back(t);
     side[d] = after;
-    pieces.push_back(full(side, value, {t.dtype(), t.device()}));
+    pieces.push_back(full(side, value, {.dtype = t.dtype(), .device = t.device()}));
   } else if (mode == "reflect") {
     OX_CHECK(before < n && after < n, Value, "pad", "reflect padding of ", before, " and ", after,
              " must be smaller than dimension ", d, " of size ", n);
@@ -153,7 +153,7 @@ Tensor triangle(const Tensor& x, int64_t diagonal, bool lower, const char* name)
   const Tensor c = arange(cols, {.device = xi.device()}).unsqueeze(0);
   const Tensor offset = c - r;  // col - row: 0 on the main diagonal
   const Tensor keep = lower ? offset <= diagonal : offset >= diagonal;
-  return where(keep, x, scalar_tensor(0, {xi.dtype(), xi.device()}));
+  return where(keep, x, scalar_tensor(0, {.dtype = xi.dtype(), .device = xi.device()}));
 }
 
 }  // namespace

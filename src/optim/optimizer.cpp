@@ -75,12 +75,12 @@ TensorDict Optimizer::state_dict() const {
     for (size_t i = 0; i < group_params(g).size(); ++i, ++index)
       numbers.push_back(static_cast<int64_t>(index));
     out.insert(prefix + "params",
-               tensor(numbers, {static_cast<int64_t>(numbers.size())}, {kI64, Device::cpu()}));
+               tensor(numbers, {static_cast<int64_t>(numbers.size())}, {.dtype = kI64, .device = Device::cpu()}));
   }
   for (size_t i = 0; i < state_.size(); ++i) {
     const std::string prefix = "state." + std::to_string(i) + ".";
     for (const auto& [key, value] : state_[i].scalars.items())
-      out.insert(prefix + key, scalar_tensor(value, {kF64, Device::cpu()}));
+      out.insert(prefix + key, scalar_tensor(value, {.dtype = kF64, .device = Device::cpu()}));
     for (const auto& [key, value] : state_[i].buffers.items()) out.insert(prefix + key, value);
   }
   return out;
@@ -158,13 +158,13 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
 
 namespace detail {
 
-Tensor option_tensor(double value) { return scalar_tensor(value, {kF64, Device::cpu()}); }
-Tensor option_tensor(bool value) { return scalar_tensor(value, {kBool, Device::cpu()}); }
+Tensor option_tensor(double value) { return scalar_tensor(value, {.dtype = kF64, .device = Device::cpu()}); }
+Tensor option_tensor(bool value) { return scalar_tensor(value, {.dtype = kBool, .device = Device::cpu()}); }
 Tensor option_tensor(const Betas& value) {
-  return tensor(std::vector<double>{value[0], value[1]}, {2}, {kF64, Device::cpu()});
+  return tensor(std::vector<double>{value[0], value[1]}, {2}, {.dtype = kF64, .device = Device::cpu()});
 }
 Tensor option_tensor(const std::optional<bool>& value) {
-  return scalar_tensor(int64_t(value ? int64_t(*value) : -1), {kI64, Device::cpu()});
+  return scalar_tensor(int64_t(value ? int64_t(*value) : -1), {.dtype = kI64, .device = Device::cpu()});
 }
 
 void read_option(const Tensor& t, const std::string& key, double& out) {

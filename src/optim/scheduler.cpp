@@ -13,9 +13,9 @@ namespace ox::optim {
 namespace {
 
 Tensor f64_vector(const std::vector<double>& values) {
-  return tensor(values, {static_cast<int64_t>(values.size())}, {kF64, Device::cpu()});
+  return tensor(values, {static_cast<int64_t>(values.size())}, {.dtype = kF64, .device = Device::cpu()});
 }
-Tensor i64_scalar(int64_t value) { return scalar_tensor(value, {kI64, Device::cpu()}); }
+Tensor i64_scalar(int64_t value) { return scalar_tensor(value, {.dtype = kI64, .device = Device::cpu()}); }
 
 const Tensor& key(const TensorDict& dict, const std::string& name, const char* op) {
   return detail::find_key(dict, name, op);
@@ -266,7 +266,7 @@ void ReduceLROnPlateau::step(double metric) {
 
 TensorDict ReduceLROnPlateau::state_dict() const {
   TensorDict out;
-  out.insert("best", scalar_tensor(best_, {kF64, Device::cpu()}));
+  out.insert("best", scalar_tensor(best_, {.dtype = kF64, .device = Device::cpu()}));
   out.insert("num_bad_epochs", i64_scalar(num_bad_epochs_));
   out.insert("cooldown_counter", i64_scalar(cooldown_counter_));
   out.insert("last_epoch", i64_scalar(last_epoch_));

@@ -13,7 +13,14 @@ Device device_of(const TensorOptions& o) { return o.device.value_or(default_devi
 
 TensorOptions like_options(const Tensor& like, TensorOptions o) {
   OX_CHECK(like.defined(), Value, "*_like", "called with an undefined tensor");
-  return {o.dtype.value_or(like.dtype()), o.device.value_or(like.device())};
+  if (!o.dtype) o.dtype = like.dtype();
+  if (!o.device) o.device = like.device();
+  return o;
+}
+
+// A bare number's dtype: the default float dtype for floats, i64 for ints, bool.
+DType dtype_of_value(const Scalar& value) {
+  return value.is_floating() ? default_dtype() : value.default_dtype();
 }
 
 Tensor filled(const Shape& shape, const Scalar& value, DType dtype, Device device, const char* op) {
@@ -26,19 +33,20 @@ Tensor filled(const Shape& shape, const Scalar& value, DType dtype, Device devic
 }  // namespace
 
 Tensor empty(const Shape& shape, TensorOptions o) {
-  return make_empty(shape, o.dtype.value_or(kF32), device_of(o), "empty");
+  return as_leaf(make_empty(shape, o.dtype.value_or(default_dtype()), device_of(o), "empty"), o);
 }
 
 Tensor full(const Shape& shape, const Scalar& value, TensorOptions o) {
   // As torch.full: the dtype follows the value (f32 for floats, i64 for ints, bool).
-  return filled(shape, value, o.dtype.value_or(value.default_dtype()), device_of(o), "full");
+  return as_leaf(
+      filled(shape, value, o.dtype.value_or(dtype_of_value(value)), device_of(o), "full"), o);
 }
 
 Tensor zeros(const Shape& shape, TensorOptions o) {
-  return filled(shape, 0, o.dtype.value_or(kF32), device_of(o), "zeros");
+  return as_leaf(filled(shape, 0, o.dtype.value_or(default_dtype()), device_of(o), "zeros"), o);
 }
 Tensor ones(const Shape& shape, TensorOptions o) {
-  return filled(shape, 1, o.dtype.value_or(kF32), device_of(o), "ones");
+  return as_leaf(filled(shape, 1, o.dtype.value_or(default_dtype()), device_of(o), "ones"), o);
 }
 
 Tensor empty_like(const Tensor& like, TensorOptions o) {
@@ -55,14 +63,15 @@ Tensor full_like(const Tensor& like, const Scalar& value, TensorOptions o) {
 }
 
 Tensor scalar_tensor(const Scalar& value, TensorOptions o) {
-  return full({}, value, {o.dtype.value_or(value.default_dtype()), o.device});
+  if (!o.dtype) o.dtype = dtype_of_value(value);
+  return full({}, value, o);
 }
 
 Tensor arange(const Scalar& end, TensorOptions o) { return arange(0, end, 1, o); }
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {
   const bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
-  const DType dtype = o.dtype.value_or(integral ? kI64 : kF32);
+  const DType dtype = o.dtype.value_or(integral ? kI64 : default_dtype());
   int64_t n = 0;
   if (integral) {
     const int64_t s0 = start.to_int(), s1 = end.to_int(), st = step.to_int();
@@ -90,23 +99,23 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   }
   Tensor out = make_empty({n}, dtype, device_of(o), "arange");
   if (n > 0) backend_for(device_of(o), "arange").arange(out.impl()->array(), start, step);
-  return out;
+  return as_leaf(out, o);
 }
 
 Tensor linspace(double start, double end, int64_t steps, TensorOptions o) {
   OX_CHECK(steps >= 0, Value, "linspace", "number of steps must be non-negative, got ", steps);
-  Tensor out = make_empty({steps}, o.dtype.value_or(kF32), device_of(o), "linspace");
+  Tensor out = make_empty({steps}, o.dtype.value_or(default_dtype()), device_of(o), "linspace");
   if (steps == 1) out.fill_(start);
   if (steps >= 2) backend_for(device_of(o), "linspace").linspace(out.impl()->array(), start, end);
-  return out;
+  return as_leaf(out, o);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions o) {
   OX_CHECK(n >= 0 && m.value_or(n) >= 0, Value, "eye", "sizes must be non-negative, got ", n,
            " and ", m.value_or(n));
-  Tensor out = zeros({n, m.value_or(n)}, o);
+  Tensor out = zeros({n, m.value_or(n)}, {.dtype = o.dtype, .device = o.device});
   out.diagonal().fill_(1);
-  return out;
+  return as_leaf(out, o);
 }
 
 Tensor tensor_from_host(const void* data, DType data_dtype, int64_t count, const Shape& shape,
@@ -119,7 +128,7 @@ Tensor tensor_from_host(const void* data, DType data_dtype, int64_t count, const
   const StridedArray host{const_cast<void*>(data), shape, contiguous_strides(shape), data_dtype,
                           Device::cpu()};
   backend_for(device_of(o), "tensor").copy(out.impl()->array(), host, false);
-  return out;
+  return as_leaf(out, o);
 }
 
 Tensor from_blob(void* data, const Shape& shape, DType dtype, std::function<void(void*)> deleter,

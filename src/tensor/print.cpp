@@ -62,7 +62,7 @@ class Formatter {
  public:
   Formatter(const TensorImpl& t, DType dtype, bool summarize) : dtype_(dtype) {
     const Shape& shape = t.layout().shape;
-    Dims index(shape.size());
+    Dims index = Dims::filled(shape.size(), 0);
     if (!is_floating(dtype_)) {
       visit_shown(shape, summarize, index, 0,
                   [&](const Dims& i) { width_ = std::max(width_, format_at(t, i).size()); });
@@ -185,7 +185,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& tensor) {
     os << Formatter(t, dtype, false).format_at(t, {});
   } else {
     const Formatter fmt(t, dtype, summarize);
-    Dims index(shape.size());
+    Dims index = Dims::filled(shape.size(), 0);
     print_dim(os, t, fmt, summarize, index, 0, indent);
   }
   // As PyTorch: f32, i64 and bool go without saying, except when empty (no values to tell

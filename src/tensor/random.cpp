@@ -96,19 +96,19 @@ Tensor& Tensor::normal_(double mean, double std) {
 }
 
 Tensor rand(const Shape& shape, TensorOptions o, Generator* gen) {
-  const DType dt = o.dtype.value_or(kF32);
+  const DType dt = o.dtype.value_or(default_dtype());
   check_floating(dt, "rand");
-  Tensor t = empty(shape, {dt, o.device});
+  Tensor t = empty(shape, {.dtype = dt, .device = o.device});
   draw_into(t, {uniform_kind(dt), 0, 0, 0.0, 1.0}, pick(gen), "rand");
-  return t;
+  return as_leaf(t, o);
 }
 
 Tensor randn(const Shape& shape, TensorOptions o, Generator* gen) {
-  const DType dt = o.dtype.value_or(kF32);
+  const DType dt = o.dtype.value_or(default_dtype());
   check_floating(dt, "randn");
-  Tensor t = empty(shape, {dt, o.device});
+  Tensor t = empty(shape, {.dtype = dt, .device = o.device});
   draw_into(t, {philox::Kind::Normal, 0, 0, 0.0, 1.0}, pick(gen), "randn");
-  return t;
+  return as_leaf(t, o);
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions o, Generator* gen) {
@@ -116,7 +116,7 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, TensorOptions o, G
   OX_CHECK(low < high, Value, "randint", "expects low < high, got low=", low, " high=", high);
   OX_CHECK(dt != kBool && fits(dt, low, high - 1), Value, "randint", "range [", low, ", ", high,
            ") does not fit dtype ", dt);
-  Tensor t = empty(shape, {dt, o.device});
+  Tensor t = empty(shape, {.dtype = dt, .device = o.device});
   RandomSpec spec{philox::Kind::Integer, 0, 0};
   spec.low = low;
   spec.range = uint64_t(high) - uint64_t(low);
@@ -137,7 +137,7 @@ Tensor randperm(int64_t n, TensorOptions o, Generator* gen) {
                                                     : dt == kF32 ? 24
                                                                  : 8)),
            Value, "randperm", "n = ", n, " is not exactly representable in ", dt);
-  Tensor t = empty({n}, {dt, o.device});
+  Tensor t = empty({n}, {.dtype = dt, .device = o.device});
   Generator& g = pick(gen);
   const uint64_t first = reserve(g, philox::Kind::Integer, n);
   if (n > 0) backend_for(t.device(), "randperm").randperm(t.impl()->array(), g.seed(), first);
@@ -151,7 +151,7 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
   static const CheckSite site = check_site(
       "bernoulli", "probability at position {position} is outside [0, 1]", ErrorKind::Value);
   const Tensor probs = p.contiguous();
-  Tensor out = empty(p.shape(), {p.dtype(), p.device()});
+  Tensor out = empty(p.shape(), {.dtype = p.dtype(), .device = p.device()});
   Generator& g = pick(gen);
   const uint64_t first = reserve(g, philox::Kind::Bernoulli, out.numel());
   if (out.numel() > 0)
@@ -162,16 +162,16 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
 
 Tensor bernoulli(const Shape& shape, double p, TensorOptions o, Generator* gen) {
   OX_CHECK(p >= 0 && p <= 1, Value, "bernoulli", "probability ", p, " is outside [0, 1]");
-  const DType dt = o.dtype.value_or(kF32);
+  const DType dt = o.dtype.value_or(default_dtype());
   check_floating(dt, "bernoulli");
-  Tensor out = empty(shape, {dt, o.device});
-  const Tensor prob = full({1}, p, {kF64, out.device()});
+  Tensor out = empty(shape, {.dtype = dt, .device = o.device});
+  const Tensor prob = full({1}, p, {.dtype = kF64, .device = out.device()});
   Generator& g = pick(gen);
   const uint64_t first = reserve(g, philox::Kind::Bernoulli, out.numel());
   if (out.numel() > 0)
     backend_for(out.device(), "bernoulli")
         .bernoulli(out.impl()->array(), prob.impl()->array(), g.seed(), first, -1);
-  return out;
+  return as_leaf(out, o);
 }
 
 }  // namespace ox

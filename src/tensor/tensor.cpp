@@ -122,6 +122,15 @@ void* Tensor::raw_data_ptr(DType expected) const {
   return impl.data();
 }
 
+void* Tensor::raw_data_ptr_strided(DType expected, const char* op) const {
+  const TensorImpl& impl = checked(op);
+  OX_CHECK(impl.dtype() == expected, DType, op, "tensor has dtype ", impl.dtype(), ", asked for ",
+           expected);
+  OX_CHECK(impl.device().is_cpu(), Device, op, "tensor is on ", impl.device(),
+           "; call .cpu() first");
+  return impl.data();
+}
+
 void Tensor::copy_to_host(void* out, DType out_dtype, const char* op, bool expect_single) const {
   const TensorImpl& impl = checked(op);
   if (expect_single)
@@ -172,7 +181,7 @@ Tensor Tensor::permute(const Dims& dims) const {
 }
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   const Layout& l = checked("transpose").layout();
-  Dims dims(size_t(l.dim()));
+  Dims dims = Dims::filled(size_t(l.dim()), 0);
   for (int64_t d = 0; d < l.dim(); ++d) dims[size_t(d)] = d;
   if (l.dim() > 0)
     std::swap(dims[size_t(wrap_dim(d0, l.dim(), "transpose"))],
@@ -370,7 +379,7 @@ Tensor& Tensor::fill_(const Scalar& value) {
            " cannot be converted to ", impl.dtype(), " without overflow");
   const bool track = autograd::needs_grad({this});
   if (track && impl.is_view())  // recorded as a write into the base
-    return copy_(full(impl.layout().shape, value, {impl.dtype(), impl.device()}));
+    return copy_(full(impl.layout().shape, value, {.dtype = impl.dtype(), .device = impl.device()}));
   if (track) autograd::check_inplace(*this, "fill_");
   backend_for(impl.device(), "fill_").fill(impl.array(), value);
   impl.storage()->bump_version();

@@ -69,6 +69,11 @@ class TensorImpl {
 
 // A new, uninitialised contiguous tensor; checks element and byte counts before allocating.
 Tensor make_empty(const Shape& shape, DType dtype, Device device, const char* op);
+// `t`, made a leaf that requires grad when the options ask (requires_grad_'s checks apply).
+inline Tensor as_leaf(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad) t.requires_grad_(true);
+  return t;
+}
 // A tensor over `like`'s storage with a different layout (a view).
 Tensor make_view(const Tensor& like, Layout layout);
 // Whether some element is reached by two indices (a stride 0 over a dim of size > 1): such a

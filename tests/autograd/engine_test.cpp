@@ -37,7 +37,7 @@ TEST(Autograd, LeavesAndNodes) {
   EXPECT_EQ(y.grad_fn()->name(), "MulBackward");
   EXPECT_EQ(ox::leaky_relu(x, 0.1).grad_fn()->name(), "LeakyReluBackward");
   EXPECT_EQ(x.reshape({3, 1}).t().grad_fn()->name(), "TransposeBackward");
-  EXPECT_FALSE(ox::tensor({1.0}).requires_grad());
+  EXPECT_FALSE(ox::tensor({1.0}, {.dtype = ox::kF64}).requires_grad());
   EXPECT_EQ(kind_of([] { ox::tensor({1, 2}).requires_grad_(); }), ErrorKind::DType);
 }
 
@@ -54,7 +54,7 @@ TEST(Autograd, GradientsAccumulateUntilReset) {
 
 TEST(Autograd, BroadcastGradientsSumBackToEachShape) {
   Tensor a = ox::tensor({1.0, 2.0, 3.0}, {}).reshape({3, 1}).requires_grad_();
-  Tensor b = ox::tensor({10.0, 20.0, 30.0, 40.0}).reshape({1, 4}).requires_grad_();
+  Tensor b = ox::tensor({10.0, 20.0, 30.0, 40.0}, {.dtype = ox::kF64}).reshape({1, 4}).requires_grad_();
   (a * b).sum().backward();  // d/da_i = sum_j b_j = 100; d/db_j = sum_i a_i = 6
   expect_values(a.grad(), {100, 100, 100});
   expect_values(b.grad(), {6, 6, 6, 6});
@@ -82,10 +82,10 @@ TEST(Autograd, NonScalarOutputsNeedAGradient) {
   Tensor x = leaf({1, 2});
   Tensor y = x * 2;
   EXPECT_EQ(kind_of([&] { y.backward(); }), ErrorKind::Value);
-  y.backward(ox::tensor({1.0, -1.0}));
+  y.backward(ox::tensor({1.0, -1.0}, {.dtype = ox::kF64}));
   expect_values(x.grad(), {2, -2});
-  EXPECT_EQ(kind_of([&] { (x * 2).backward(ox::tensor({1.0})); }), ErrorKind::Shape);
-  EXPECT_EQ(kind_of([] { ox::tensor({1.0}).backward(); }), ErrorKind::Value);
+  EXPECT_EQ(kind_of([&] { (x * 2).backward(ox::tensor({1.0}, {.dtype = ox::kF64})); }), ErrorKind::Shape);
+  EXPECT_EQ(kind_of([] { ox::tensor({1.0}, {.dtype = ox::kF64}).backward(); }), ErrorKind::Value);
 }
 
 TEST(Autograd, InPlaceChecks) {
@@ -256,7 +256,7 @@ TEST(Autograd, CustomFunctionsComposeWithOps) {
   expect_values(x.grad(), {1.5 * std::exp(3.0), 1.5 * std::exp(6.0)}, 1e-9);
   const auto r = ox::autograd::gradcheck(
       [](const std::vector<Tensor>& in) { return std::vector<Tensor>{CubeFn::apply(in[0], 2.0)}; },
-      {ox::tensor({0.3, -0.7}).requires_grad_()});
+      {ox::tensor({0.3, -0.7}, {.dtype = ox::kF64}).requires_grad_()});
   EXPECT_TRUE(r) << r.report;
 }
 
@@ -270,7 +270,7 @@ struct WrongFn : ox::autograd::Function<WrongFn> {
 TEST(Autograd, GradcheckReportsTheWorstEntry) {
   const auto r = ox::autograd::gradcheck(
       [](const std::vector<Tensor>& in) { return std::vector<Tensor>{WrongFn::apply(in[0])}; },
-      {ox::tensor({0.5, 2.0}).requires_grad_()});
+      {ox::tensor({0.5, 2.0}, {.dtype = ox::kF64}).requires_grad_()});
   EXPECT_FALSE(r);
   EXPECT_NE(r.report.find("analytical"), std::string::npos) << r.report;
   EXPECT_NE(r.report.find("numerical"), std::string::npos) << r.report;
@@ -281,7 +281,7 @@ TEST(Autograd, GradcheckReportsTheWorstEntry) {
             ErrorKind::DType);
   EXPECT_EQ(kind_of([] {
               ox::autograd::gradcheck([](const std::vector<Tensor>& in) { return in; },
-                                      {ox::tensor({1.0}).expand({3}).requires_grad_()});
+                                      {ox::tensor({1.0}, {.dtype = ox::kF64}).expand({3}).requires_grad_()});
             }),
             ErrorKind::Value);
 }

@@ -75,9 +75,9 @@ TEST(AutogradRulesIndex, Gather) {
 }
 
 TEST(AutogradRulesIndex, GatherDuplicatesAccumulate) {
-  const Tensor x = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}).reshape({2, 3}).requires_grad_();
+  const Tensor x = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {.dtype = ox::kF64}).reshape({2, 3}).requires_grad_();
   const Tensor out = ox::gather(x, 1, idx({0, 0, 2, 1, 1, 1}, {2, 3}));
-  (out * ox::tensor({1.0, 10.0, 100.0, 1.0, 2.0, 4.0}).reshape({2, 3})).sum().backward();
+  (out * ox::tensor({1.0, 10.0, 100.0, 1.0, 2.0, 4.0}, {.dtype = ox::kF64}).reshape({2, 3})).sum().backward();
   expect_values(x.grad(), {11, 0, 100, 0, 7, 0}, "gather grad");
 }
 
@@ -141,7 +141,7 @@ TEST(AutogradRulesIndex, EmbeddingPaddingGetsNoGradient) {
   for (const int64_t pad : {1, -3}) {  // -3 is row 1 of 4
     const Tensor w = leaf(values({4, 2}, -1, 1, 5));
     const Tensor out = ox::embedding(w, idx({1, 2, 2, 0}, {2, 2}), pad);
-    const Tensor cot = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0}).reshape({2, 2, 2});
+    const Tensor cot = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0}, {.dtype = ox::kF64}).reshape({2, 2, 2});
     (out * cot).sum().backward();
     expect_values(w.grad(), {7, 8, 0, 0, 8, 10, 0, 0}, "embedding padding " + std::to_string(pad));
   }
@@ -237,7 +237,7 @@ TEST(AutogradRulesIndex, Scatter) {
   // x's gradient is zero where src was written; src's is the gradient it was written to.
   const Tensor x = leaf(ox::zeros({3}, {.dtype = ox::kF64}));
   const Tensor s = leaf(ox::zeros({2}, {.dtype = ox::kF64}));
-  (ox::scatter(x, 0, idx({2, 0}), s) * ox::tensor({1.0, 2.0, 3.0})).sum().backward();
+  (ox::scatter(x, 0, idx({2, 0}), s) * ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64})).sum().backward();
   expect_values(x.grad(), {0, 2, 0}, "scatter x grad");
   expect_values(s.grad(), {3, 1}, "scatter src grad");
 }
@@ -270,8 +270,8 @@ TEST(AutogradRulesIndex, ScatterReduce) {
 TEST(AutogradRulesIndex, ScatterReduceTiesSplitEvenly) {
   for (const char* reduce : {"amax", "amin"}) {
     const double t = std::string(reduce) == "amax" ? 3 : -3;
-    const Tensor x = leaf(ox::tensor({t, 0.0}));
-    const Tensor s = leaf(ox::tensor({t, 0.5 * t, t}));
+    const Tensor x = leaf(ox::tensor({t, 0.0}, {.dtype = ox::kF64}));
+    const Tensor s = leaf(ox::tensor({t, 0.5 * t, t}, {.dtype = ox::kF64}));
     ox::scatter_reduce(x, 0, idx({0, 0, 0}), s, reduce).sum().backward();
     expect_values(x.grad(), {1.0 / 3, 1}, std::string(reduce) + " x grad");
     expect_values(s.grad(), {1.0 / 3, 0, 1.0 / 3}, std::string(reduce) + " src grad");
@@ -280,14 +280,14 @@ TEST(AutogradRulesIndex, ScatterReduceTiesSplitEvenly) {
 
 TEST(AutogradRulesIndex, ScatterReduceProdWithZeros) {
   // out[0] = 2 * 0 * 3 = 0, out[1] = 5 * 4: each gradient is the product of the others.
-  const Tensor x = leaf(ox::tensor({2.0, 5.0}));
-  const Tensor s = leaf(ox::tensor({0.0, 3.0, 4.0}));
+  const Tensor x = leaf(ox::tensor({2.0, 5.0}, {.dtype = ox::kF64}));
+  const Tensor s = leaf(ox::tensor({0.0, 3.0, 4.0}, {.dtype = ox::kF64}));
   ox::scatter_reduce(x, 0, idx({0, 0, 1}), s, "prod").sum().backward();
   expect_values(x.grad(), {0, 4}, "prod x grad");
   expect_values(s.grad(), {6, 0, 5}, "prod src grad");
   // Two zeros meeting: every gradient there is zero; a zero x with one zero src too.
-  const Tensor x2 = leaf(ox::tensor({0.0, 2.0}));
-  const Tensor s2 = leaf(ox::tensor({0.0, 3.0, 0.0, 7.0}));
+  const Tensor x2 = leaf(ox::tensor({0.0, 2.0}, {.dtype = ox::kF64}));
+  const Tensor s2 = leaf(ox::tensor({0.0, 3.0, 0.0, 7.0}, {.dtype = ox::kF64}));
   ox::scatter_reduce(x2, 0, idx({0, 0, 1, 1}), s2, "prod").sum().backward();
   expect_values(x2.grad(), {0, 0}, "prod two zeros x grad");
   expect_values(s2.grad(), {0, 0, 14, 0}, "prod two zeros src grad");
@@ -295,7 +295,7 @@ TEST(AutogradRulesIndex, ScatterReduceProdWithZeros) {
         [&](const Inputs& in) {
           return ox::scatter_reduce(in[0], 0, idx({0, 0, 1}), in[1], "prod");
         },
-        {leaf(ox::tensor({2.0, 5.0})), leaf(ox::tensor({0.0, 3.0, 4.0}))});
+        {leaf(ox::tensor({2.0, 5.0}, {.dtype = ox::kF64})), leaf(ox::tensor({0.0, 3.0, 4.0}, {.dtype = ox::kF64}))});
 }
 
 TEST(AutogradRulesIndex, IndexAdd) {
@@ -309,7 +309,7 @@ TEST(AutogradRulesIndex, IndexAdd) {
                 {leaf(values({3, 4}, -1, 1, 19))});
   const Tensor x = leaf(ox::zeros({2}, {.dtype = ox::kF64}));
   const Tensor s = leaf(ox::zeros({3}, {.dtype = ox::kF64}));
-  (ox::index_add(x, 0, idx({1, 1, 0}), s, -2) * ox::tensor({3.0, 5.0})).sum().backward();
+  (ox::index_add(x, 0, idx({1, 1, 0}), s, -2) * ox::tensor({3.0, 5.0}, {.dtype = ox::kF64})).sum().backward();
   expect_values(x.grad(), {3, 5}, "index_add x grad");
   expect_values(s.grad(), {-10, -10, -6}, "index_add source grad");
 }
@@ -338,14 +338,14 @@ TEST(AutogradRulesIndex, IndexPut) {
         {leaf(base), leaf(values({1}, -1, 1, 24))});
   const Tensor x = leaf(ox::zeros({3}, {.dtype = ox::kF64}));
   const Tensor v = leaf(ox::zeros({1}, {.dtype = ox::kF64}));
-  (ox::index_put(x, {idx({0, 2})}, v) * ox::tensor({1.0, 2.0, 3.0})).sum().backward();
+  (ox::index_put(x, {idx({0, 2})}, v) * ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64})).sum().backward();
   expect_values(x.grad(), {0, 2, 0}, "index_put x grad");
   expect_values(v.grad(), {4}, "index_put broadcast values grad");
 }
 
 TEST(AutogradRulesIndex, ZeroDimOperands) {
-  const Tensor x = ox::tensor({1.5}).reshape({});
-  const Tensor s = ox::tensor({-0.5}).reshape({});
+  const Tensor x = ox::tensor({1.5}, {.dtype = ox::kF64}).reshape({});
+  const Tensor s = ox::tensor({-0.5}, {.dtype = ox::kF64}).reshape({});
   const Tensor i = idx({0}).reshape({});
   check(
       "gather 0-d", [&](const Inputs& in) { return ox::gather(in[0], 0, i); }, {leaf(x)}, true);
@@ -411,11 +411,11 @@ TEST(AutogradRulesIndex, InPlaceFormsRecord) {
 }
 
 TEST(AutogradRulesIndex, InPlaceGradientsMatchOutOfPlace) {
-  const Tensor x = leaf(ox::tensor({1.0, 2.0, 3.0}));
-  const Tensor s = leaf(ox::tensor({10.0, 20.0}));
+  const Tensor x = leaf(ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64}));
+  const Tensor s = leaf(ox::tensor({10.0, 20.0}, {.dtype = ox::kF64}));
   Tensor y = x * 1.0;
   ox::scatter_(y, 0, idx({2, 0}), s);
-  (y * ox::tensor({1.0, 2.0, 3.0})).sum().backward();
+  (y * ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64})).sum().backward();
   expect_values(y.detach(), {20, 2, 10}, "scatter_ value");
   expect_values(x.grad(), {0, 2, 0}, "scatter_ x grad");
   expect_values(s.grad(), {3, 1}, "scatter_ src grad");

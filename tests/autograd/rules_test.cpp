@@ -186,7 +186,7 @@ TEST(AutogradRules, WhereAndMaskedFill) {
   const Tensor cond = ox::gt(values({3, 4}, -1, 1, 0, 13), 0);
   expect_gradcheck("where", [&](const Inputs& in) { return ox::where(cond, in[0], in[1]); },
                    {a, b});
-  const Tensor v = ox::tensor({0.5}).reshape({}).requires_grad_();
+  const Tensor v = ox::tensor({0.5}, {.dtype = ox::kF64}).reshape({}).requires_grad_();
   expect_gradcheck("masked_fill",
                    [&](const Inputs& in) { return ox::masked_fill(in[0], cond, in[1]); }, {a, v});
 }
@@ -225,11 +225,11 @@ TEST(AutogradRules, Reductions) {
 
 TEST(AutogradRules, ReductionTiesAndZeros) {
   // amax ties split the gradient evenly; max() too.
-  Tensor x = ox::tensor({1.0, 3.0, 3.0, 2.0}).requires_grad_();
+  Tensor x = ox::tensor({1.0, 3.0, 3.0, 2.0}, {.dtype = ox::kF64}).requires_grad_();
   x.amax().backward();
   EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{0, 0.5, 0.5, 0}));
   // prod with one zero: only that element's gradient is nonzero (the product of the others).
-  Tensor z = ox::tensor({2.0, 0.0, 5.0}).requires_grad_();
+  Tensor z = ox::tensor({2.0, 0.0, 5.0}, {.dtype = ox::kF64}).requires_grad_();
   z.prod().backward();
   EXPECT_EQ(z.grad().to_vector<double>(), (std::vector<double>{0, 10, 0}));
   // The 2-norm at zero: gradient 0, not NaN.

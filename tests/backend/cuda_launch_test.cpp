@@ -107,7 +107,7 @@ TEST(CudaLaunch, RandomLayoutsWithNegativeAndZeroStridesMatchTheDefinition) {
 
 TEST(CudaLaunch, TooManyDimsAfterMergingIsADeviceError) {
   Shape shape(size_t(30), 2);
-  Strides transposed(size_t(30));
+  Strides transposed = Strides::filled(30, 0);
   int64_t s = 1;
   for (size_t d = 0; d < 30; ++d, s *= 2) transposed[d] = s;  // reversed: nothing merges
   const std::array<const Strides*, 1> one{&transposed};
@@ -116,7 +116,7 @@ TEST(CudaLaunch, TooManyDimsAfterMergingIsADeviceError) {
   EXPECT_TRUE(oxtest::contains(e, "[add]")) << e.what();
   EXPECT_TRUE(oxtest::contains(e, "at most 25 dims")) << e.what();
   // The same count of dims that merge is fine.
-  Strides contiguous(size_t(30));
+  Strides contiguous = Strides::filled(30, 0);
   s = 1;
   for (int d = 29; d >= 0; --d, s *= 2) contiguous[size_t(d)] = s;
   const std::array<const Strides*, 1> merged{&contiguous};

@@ -353,7 +353,7 @@ struct Buffer {
 };
 
 ox::Strides contiguous(const ox::Shape& shape) {
-  ox::Strides s(shape.size());
+  ox::Strides s = ox::Strides::filled(shape.size(), 0);
   int64_t step = 1;
   for (size_t d = shape.size(); d-- > 0;) {
     s[d] = step;

@@ -825,7 +825,12 @@ TEST(Dims, ConstructionAndAccess) {
   EXPECT_EQ(d.back(), 6);
   EXPECT_EQ(d.vec(), (std::vector<int64_t>{4, -5, 6}));
   EXPECT_EQ(Dims(size_t{3}, 7).vec(), (std::vector<int64_t>{7, 7, 7}));
-  EXPECT_EQ(Dims(size_t{2}).vec(), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(Dims::filled(2, 0).vec(), (std::vector<int64_t>{0, 0}));
+  // A bare integer of any type is a one-dim shape, as LibTorch's IntArrayRef.
+  EXPECT_EQ(Dims(size_t{2}).vec(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(Dims(-1).vec(), (std::vector<int64_t>{-1}));
+  const Shape from_int = 5;
+  EXPECT_EQ(from_int.vec(), (std::vector<int64_t>{5}));
   EXPECT_EQ(Dims(std::vector<int64_t>{1, 2}).vec(), (std::vector<int64_t>{1, 2}));
   const std::vector<int> ints{9, 8, 7, 6, 5, 4, 3, 2};
   EXPECT_EQ(Dims(ints.begin(), ints.end()).vec(), (std::vector<int64_t>{9, 8, 7, 6, 5, 4, 3, 2}));

@@ -46,7 +46,7 @@ TEST_F(DeviceStandIn, FactoriesMakeTensorsOnTheDefaultDevice) {
                                    ox::arange(4),
                                    ox::linspace(0, 1, 3),
                                    ox::eye(2),
-                                   ox::tensor({1.0, 2.0}),
+                                   ox::tensor({1.0, 2.0}, {.dtype = ox::kF64}),
                                    ox::scalar_tensor(1.5),
                                    ox::rand({2}, {}, &gen),
                                    ox::randn({2}, {}, &gen),
@@ -159,7 +159,7 @@ TEST_F(DeviceStandIn, AFailedKernelCheckIsRaisedAtTheNextSynchronization) {
 }
 
 TEST_F(DeviceStandIn, TheSameChecksRaiseAtOnceOnTheCpu) {
-  const ox::Tensor x = ox::tensor({1.0, 2.0, 3.0});
+  const ox::Tensor x = ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64});
   const ox::Error e = caught([&] { (void)ox::index_select(x, 0, ox::tensor({0, -4})); });
   EXPECT_EQ(e.kind(), ErrorKind::Index);
   EXPECT_TRUE(contains(e, "index -4 is out of bounds for dimension 0 with size 3")) << e.what();

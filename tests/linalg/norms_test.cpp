@@ -121,7 +121,7 @@ const double kOrds[] = {2, 1, kInf, -kInf, 0, 3, 0.5, -1.5};
 // ---- vector_norm ---------------------------------------------------------------------------
 
 TEST(LinalgVectorNorm, ClosedForms) {
-  const Tensor x = ox::tensor({0.0, 3.0, -4.0});
+  const Tensor x = ox::tensor({0.0, 3.0, -4.0}, {.dtype = ox::kF64});
   auto at = [&](double ord) { return ox::linalg::vector_norm(x, ord).item<double>(); };
   EXPECT_DOUBLE_EQ(at(2), 5.0);
   EXPECT_DOUBLE_EQ(at(1), 7.0);
@@ -395,7 +395,7 @@ TEST(LinalgMatrixNorm, Refusals) {
 // ---- ox::norm's nuclear norm ----------------------------------------------------------------
 
 TEST(NormNuclear, ThroughMatrixNorm) {
-  const Tensor a = ox::tensor({{1.0, -2.0}, {3.0, 4.0}});
+  const Tensor a = ox::tensor({{1.0, -2.0}, {3.0, 4.0}}, {.dtype = ox::kF64});
   EXPECT_NEAR(ox::norm(a, "nuc").item<double>(), std::sqrt(50.0), 1e-13);
   EXPECT_NEAR(a.norm("nuc", {1, 0}).item<double>(), std::sqrt(50.0), 1e-13);
   const Tensor k = ox::norm(a, "nuc", {}, /*keepdim=*/true);
@@ -422,13 +422,13 @@ int64_t rank_of(const Tensor& a, std::optional<double> atol = std::nullopt,
 }
 
 TEST(LinalgMatrixRank, ClosedForms) {
-  EXPECT_EQ(rank_of(ox::tensor({{1.0, 2.0}, {2.0, 4.0}})), 1);
+  EXPECT_EQ(rank_of(ox::tensor({{1.0, 2.0}, {2.0, 4.0}}, {.dtype = ox::kF64})), 1);
   EXPECT_EQ(rank_of(ox::eye(3, std::nullopt, {.dtype = ox::kF32})), 3);
   EXPECT_EQ(rank_of(ox::zeros({3, 2}, ox::kF64)), 0);
-  EXPECT_EQ(rank_of(ox::tensor({{1.0, 2.0, 3.0}, {2.0, 4.0, 6.0}})), 1);
-  EXPECT_EQ(rank_of(ox::tensor({{1.0, 0.0, 3.0}, {2.0, 4.0, 6.0}}).t()), 2);
+  EXPECT_EQ(rank_of(ox::tensor({{1.0, 2.0, 3.0}, {2.0, 4.0, 6.0}}, {.dtype = ox::kF64})), 1);
+  EXPECT_EQ(rank_of(ox::tensor({{1.0, 0.0, 3.0}, {2.0, 4.0, 6.0}}, {.dtype = ox::kF64}).t()), 2);
   // Hermitian: |eigenvalues| decide, negative ones count.
-  const Tensor sym = ox::tensor({{-3.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 1.0}});
+  const Tensor sym = ox::tensor({{-3.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 1.0}}, {.dtype = ox::kF64});
   EXPECT_EQ(rank_of(sym, std::nullopt, std::nullopt, true), 2);
   EXPECT_EQ(rank_of(sym), 2);
 }
@@ -436,7 +436,7 @@ TEST(LinalgMatrixRank, ClosedForms) {
 // Defaults as PyTorch: rtol = max(m, n) eps unless atol > 0 is given (then 0); the rank counts
 // the singular values strictly above max(atol, rtol * max(S)).
 TEST(LinalgMatrixRank, Tolerances) {
-  const Tensor d = ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-3, 0.0}, {0.0, 0.0, 1e-14}});
+  const Tensor d = ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-3, 0.0}, {0.0, 0.0, 1e-14}}, {.dtype = ox::kF64});
   EXPECT_EQ(rank_of(d), 3);        // 1e-14 > 3 * 2^-52
   EXPECT_EQ(rank_of(d, 0.0), 3);   // atol 0 keeps the default rtol
   EXPECT_EQ(rank_of(d, 1e-5), 2);  // atol > 0: rtol 0
@@ -446,7 +446,7 @@ TEST(LinalgMatrixRank, Tolerances) {
   EXPECT_EQ(rank_of(d, 1e-3), 1);  // strictly above: 1e-3 is not
   EXPECT_EQ(rank_of(d, std::nullopt, std::nullopt, true), 3);
   EXPECT_EQ(rank_of(d, 1e-5, std::nullopt, true), 2);
-  const Tensor tiny = ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-16, 0.0}, {0.0, 0.0, 0.0}});
+  const Tensor tiny = ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-16, 0.0}, {0.0, 0.0, 0.0}}, {.dtype = ox::kF64});
   EXPECT_EQ(rank_of(tiny), 1);  // 1e-16 < 3 * 2^-52
   // f32: eps 2^-23, so rtol = 2 * 2^-23 ≈ 2.4e-7 for 2 x 2.
   EXPECT_EQ(rank_of(ox::tensor({{1.0f, 0.0f}, {0.0f, 1e-6f}})), 2);
@@ -514,7 +514,7 @@ Mat power_ref(const Mat& a, int64_t n) {
 TEST(LinalgMatrixPower, ClosedForms) {
   // [[1, 1], [0, 1]]^n = [[1, n], [0, 1]]; Fibonacci: [[1, 1], [1, 0]]^n = [[F(n+1), F(n)],
   // [F(n), F(n-1)]], exact in i64 and i32.
-  const Tensor shear = ox::tensor({{1.0, 1.0}, {0.0, 1.0}});
+  const Tensor shear = ox::tensor({{1.0, 1.0}, {0.0, 1.0}}, {.dtype = ox::kF64});
   for (int64_t n = 0; n <= 9; ++n)
     EXPECT_EQ(values_of(ox::linalg::matrix_power(shear, n)), Vec({1, double(n), 0, 1})) << n;
   std::vector<int64_t> fib = {0, 1};
@@ -561,7 +561,7 @@ TEST(LinalgMatrixPower, BatchedAgainstLoops) {
 
 TEST(LinalgMatrixPower, NegativePowersInvert) {
   // [[1, 1], [0, 1]]^-k = [[1, -k], [0, 1]]; diag(2, 4)^-3 = diag(1/8, 1/64).
-  const Tensor shear = ox::tensor({{1.0, 1.0}, {0.0, 1.0}});
+  const Tensor shear = ox::tensor({{1.0, 1.0}, {0.0, 1.0}}, {.dtype = ox::kF64});
   for (int64_t k = 1; k <= 6; ++k)
     expect_close(values_of(ox::linalg::matrix_power(shear, -k)), Vec({1, -double(k), 0, 1}),
                  ox::kF64, "k " + std::to_string(k), 10);
@@ -586,19 +586,19 @@ TEST(LinalgMatrixPower, NegativePowersInvert) {
 
 TEST(LinalgMatrixPower, ZeroAndOne) {
   // n = 0 is the identity whatever A holds (NaN too), as PyTorch.
-  const Tensor a = ox::tensor({{std::nan(""), 2.0}, {kInf, 4.0}});
+  const Tensor a = ox::tensor({{std::nan(""), 2.0}, {kInf, 4.0}}, {.dtype = ox::kF64});
   EXPECT_EQ(values_of(ox::linalg::matrix_power(a, 0)), Vec({1, 0, 0, 1}));
   const Tensor b = ox::tensor({true, false, true, true}).reshape({2, 2});
   const Tensor eye_b = ox::linalg::matrix_power(b, 0);
   EXPECT_EQ(eye_b.dtype(), ox::kBool);
   EXPECT_EQ(eye_b.to_vector<bool>(), std::vector<bool>({true, false, false, true}));
   // n = 1 is a copy, not a view.
-  const Tensor c = ox::tensor({{1.0, 2.0}, {3.0, 4.0}});
+  const Tensor c = ox::tensor({{1.0, 2.0}, {3.0, 4.0}}, {.dtype = ox::kF64});
   const Tensor one = ox::linalg::matrix_power(c.t(), 1);
   EXPECT_FALSE(one.is_same_storage(c));
   EXPECT_EQ(values_of(one), Vec({1, 3, 2, 4}));
   // In the graph either way: n = 0 gives A a zero gradient.
-  const Tensor x = ox::tensor({{1.0, 2.0}, {3.0, 4.0}}).requires_grad_();
+  const Tensor x = ox::tensor({{1.0, 2.0}, {3.0, 4.0}}, {.dtype = ox::kF64}).requires_grad_();
   ox::linalg::matrix_power(x, 0).sum().backward();
   ASSERT_TRUE(x.grad().defined());
   EXPECT_EQ(values_of(x.grad()), Vec({0, 0, 0, 0}));
@@ -630,7 +630,7 @@ Vec cross3(const Vec& a, const Vec& b) {
 }
 
 TEST(LinalgCross, ClosedForms) {
-  const Tensor ex = ox::tensor({1.0, 0.0, 0.0}), ey = ox::tensor({0.0, 1.0, 0.0});
+  const Tensor ex = ox::tensor({1.0, 0.0, 0.0}, {.dtype = ox::kF64}), ey = ox::tensor({0.0, 1.0, 0.0}, {.dtype = ox::kF64});
   EXPECT_EQ(values_of(ox::linalg::cross(ex, ey)), Vec({0, 0, 1}));
   EXPECT_EQ(values_of(ox::linalg::cross(ey, ex)), Vec({0, 0, -1}));
   const Tensor a = ox::tensor({1, 2, 3}), b = ox::tensor({4, 5, 6});
@@ -712,7 +712,7 @@ TEST(LinalgCross, EmptyAndRefusals) {
 // ---- diag_embed ----------------------------------------------------------------------------
 
 TEST(LinalgDiagEmbed, ClosedForms) {
-  const Tensor x = ox::tensor({1.0, 2.0});
+  const Tensor x = ox::tensor({1.0, 2.0}, {.dtype = ox::kF64});
   EXPECT_EQ(values_of(ox::linalg::diag_embed(x)), Vec({1, 0, 0, 2}));
   const Tensor up = ox::linalg::diag_embed(x, 1);
   EXPECT_EQ(up.shape().vec(), ShapeV({3, 3}));
@@ -816,7 +816,7 @@ TEST(LinalgNormsThreads, BitwiseTheSameAtOneAndManyThreads) {
 TEST(LinalgVectorNorm, HalfPrecisionInputs) {
   // Floating dtypes all work, as torch.linalg.vector_norm; the result keeps the dtype.
   for (ox::DType dt : {ox::kF16, ox::kBF16}) {
-    const Tensor x = ox::tensor({3.0, -4.0}).to(dt);
+    const Tensor x = ox::tensor({3.0, -4.0}, {.dtype = ox::kF64}).to(dt);
     const Tensor r = ox::linalg::vector_norm(x);
     EXPECT_EQ(r.dtype(), dt);
     EXPECT_EQ(r.to(ox::kF64).item<double>(), 5.0);

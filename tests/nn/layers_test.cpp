@@ -184,8 +184,8 @@ TEST(Norms, LayerNormRmsNormGroupNorm) {
   ln->to(kF64);
   {
     NoGradGuard g;
-    ln->weight.copy_(tensor({1.0, 2.0, -1.0, 0.5}));
-    ln->bias.copy_(tensor({0.0, 1.0, 0.0, -1.0}));
+    ln->weight.copy_(tensor({1.0, 2.0, -1.0, 0.5}, {.dtype = ox::kF64}));
+    ln->bias.copy_(tensor({0.0, 1.0, 0.0, -1.0}, {.dtype = ox::kF64}));
   }
   std::vector<double> want = normalized_rows(values(x), 3, 4, 1e-5);
   const double w[] = {1, 2, -1, 0.5}, b[] = {0, 1, 0, -1};
@@ -207,8 +207,8 @@ TEST(Norms, LayerNormRmsNormGroupNorm) {
   gn->to(kF64);
   {
     NoGradGuard g;
-    gn->weight.copy_(tensor({1.0, 2.0, 3.0, 4.0}));
-    gn->bias.copy_(tensor({0.5, 0.0, -0.5, 0.0}));
+    gn->weight.copy_(tensor({1.0, 2.0, 3.0, 4.0}, {.dtype = ox::kF64}));
+    gn->bias.copy_(tensor({0.5, 0.0, -0.5, 0.0}, {.dtype = ox::kF64}));
   }
   const Tensor xg = sample({2, 4, 3}, kF64, 4);
   std::vector<double> want_g = normalized_rows(values(xg), 4, 6, 1e-5);
@@ -263,7 +263,7 @@ TEST(BatchNorm, TrainingStatisticsAndRunningUpdate) {
   // momentum = nullopt: the cumulative average of the batch means.
   nn::BatchNorm1d avg(2, {.momentum = std::nullopt});
   avg->to(kF64);
-  const Tensor b1 = tensor({{1.0, 2.0}, {3.0, 6.0}}), b2 = tensor({{5.0, 0.0}, {7.0, 2.0}});
+  const Tensor b1 = tensor({{1.0, 2.0}, {3.0, 6.0}}, {.dtype = ox::kF64}), b2 = tensor({{5.0, 0.0}, {7.0, 2.0}}, {.dtype = ox::kF64});
   avg(b1);
   avg(b2);
   expect_close(values(avg->running_mean), {(2.0 + 6.0) / 2, (4.0 + 1.0) / 2}, 1e-14, 1e-12);

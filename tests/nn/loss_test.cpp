@@ -228,7 +228,7 @@ TEST(LossElementwise, BinaryCrossEntropyClampsTheLog) {
     }
   }
   // -100 exactly where x = 0 and target = 1.
-  EXPECT_DOUBLE_EQ(F::binary_cross_entropy(ox::tensor({0.0}), ox::tensor({1.0})).item<double>(),
+  EXPECT_DOUBLE_EQ(F::binary_cross_entropy(ox::tensor({0.0}, {.dtype = ox::kF64}), ox::tensor({1.0}, {.dtype = ox::kF64})).item<double>(),
                    100.0);
 }
 
@@ -249,7 +249,7 @@ TEST(LossClass, NllLossWithWeightAndIgnoreIndex) {
   // [N=2, C=3, d=2]; target [2, 2], one ignored (ignore_index 1 here counts as a class too).
   for (ox::DType dt : kFloatTypes) {
     const Tensor x = uniform({2, 3, 2}, dt, 61, -3, 0);
-    const Tensor w = ox::tensor({0.5, 2.0, 1.5}).to(dt);
+    const Tensor w = ox::tensor({0.5, 2.0, 1.5}, {.dtype = ox::kF64}).to(dt);
     for (ox::DType tdt : {ox::kI64, ox::kI32}) {
       const Tensor t = ox::tensor(std::vector<int64_t>{2, -100, 0, 1}, {2, 2}).to(tdt);
       const Vec xv = values_of(x), wv{0.5, 2.0, 1.5};
@@ -300,7 +300,7 @@ TEST(LossClass, NllLossEdgeCases) {
   EXPECT_TRUE(std::isnan(F::nll_loss(x, ignored).item<double>()));
   EXPECT_EQ(F::nll_loss(x, ignored, {.reduction = "sum"}).item<double>(), 0.0);
   // Unbatched [C] with a 0-d target.
-  const Tensor row = ox::tensor({-0.5, -1.5, -2.5});
+  const Tensor row = ox::tensor({-0.5, -1.5, -2.5}, {.dtype = ox::kF64});
   EXPECT_DOUBLE_EQ(F::nll_loss(row, ox::scalar_tensor(2, {.dtype = ox::kI64})).item<double>(), 2.5);
   // Empty batch.
   EXPECT_TRUE(std::isnan(
@@ -331,7 +331,7 @@ TEST(LossClass, CrossEntropyProbabilityTargets) {
     // [N=2, C=3, d=2]: class dim 1.
     const Tensor x = uniform({2, 3, 2}, dt, 71, -2, 2);
     const Tensor p = ox::softmax(uniform({2, 3, 2}, dt, 72, -1, 1), 1);  // rows sum to 1
-    const Tensor w = ox::tensor({0.5, 2.0, 1.5}).to(dt);
+    const Tensor w = ox::tensor({0.5, 2.0, 1.5}, {.dtype = ox::kF64}).to(dt);
     const Vec xv = values_of(x), pv = values_of(p), wv{0.5, 2.0, 1.5};
     for (double ls : {0.0, 0.2}) {
       for (bool weighted : {false, true}) {
@@ -356,7 +356,7 @@ TEST(LossClass, CrossEntropyProbabilityTargets) {
     }
   }
   // Unbatched [C].
-  const Tensor x = ox::tensor({1.0, 2.0, 0.5}), p = ox::tensor({0.2, 0.5, 0.3});
+  const Tensor x = ox::tensor({1.0, 2.0, 0.5}, {.dtype = ox::kF64}), p = ox::tensor({0.2, 0.5, 0.3}, {.dtype = ox::kF64});
   const Vec logp = log_softmax_ref({1.0, 2.0, 0.5}, 0, 1, 3);
   expect_close(F::cross_entropy(x, p), {-(0.2 * logp[0] + 0.5 * logp[1] + 0.3 * logp[2])}, ox::kF64,
                "ce probs unbatched");
@@ -384,7 +384,7 @@ TEST(LossTriple, CosineEmbedding) {
       expect_close(F::cosine_embedding_loss(a, b, y, {.margin = -0.3, .reduction = r}),
                    reduce_ref(per, r), dt, std::string("cosine ") + r);
     // Floating ±1 targets, transposed inputs.
-    const Tensor at = a.t().contiguous().t(), yf = ox::tensor({1.0, -1.0, -1.0}).to(dt);
+    const Tensor at = a.t().contiguous().t(), yf = ox::tensor({1.0, -1.0, -1.0}, {.dtype = ox::kF64}).to(dt);
     expect_close(F::cosine_embedding_loss(at, b, yf, {.margin = -0.3, .reduction = "none"}), per,
                  dt, "cosine strided");
     // Unbatched [D] with a 0-d target.
@@ -397,7 +397,7 @@ TEST(LossTriple, CosineEmbedding) {
 TEST(LossTriple, MarginRanking) {
   for (ox::DType dt : kFloatTypes) {
     const Tensor a = uniform({6}, dt, 91, -1, 1), b = uniform({6}, dt, 92, -1, 1);
-    const Tensor y = ox::tensor({1.0, -1.0, 1.0, -1.0, 1.0, -1.0}).to(dt);
+    const Tensor y = ox::tensor({1.0, -1.0, 1.0, -1.0, 1.0, -1.0}, {.dtype = ox::kF64}).to(dt);
     const Vec av = values_of(a), bv = values_of(b), yv = values_of(y);
     Vec per;
     for (size_t i = 0; i < 6; ++i) per.push_back(std::max(0.0, -yv[i] * (av[i] - bv[i]) + 0.3));
@@ -537,7 +537,7 @@ TEST(LossGrad, EveryLossPassesGradcheck) {
                            in[0], in[1], signs, {.margin = -0.5, .reduction = r})};
                      },
                      {a, b});
-    const Tensor ranks = ox::tensor({1.0, -1.0, 1.0, -1.0});
+    const Tensor ranks = ox::tensor({1.0, -1.0, 1.0, -1.0}, {.dtype = ox::kF64});
     expect_gradcheck(
         "margin ranking " + rs,
         [&](const std::vector<Tensor>& in) {
@@ -564,15 +564,15 @@ TEST(LossGrad, EveryLossPassesGradcheck) {
 TEST(LossGrad, BceGradientIsFiniteAtZeroAndOne) {
   // The clamped log's own gradient is 0 where its argument is 0, so only the other log counts:
   // d/dx -log(1 - x) = 1 at x = 0, d/dx -log(x) = -1 at x = 1, -t / x = -2 at x = 0.5.
-  const Tensor x = ox::tensor({0.0, 1.0, 0.5}).requires_grad_();
-  F::binary_cross_entropy(x, ox::tensor({0.0, 1.0, 1.0}), {.reduction = "sum"}).backward();
+  const Tensor x = ox::tensor({0.0, 1.0, 0.5}, {.dtype = ox::kF64}).requires_grad_();
+  F::binary_cross_entropy(x, ox::tensor({0.0, 1.0, 1.0}, {.dtype = ox::kF64}), {.reduction = "sum"}).backward();
   const Vec g = values_of(x.grad());
   EXPECT_EQ(g[0], 1.0);
   EXPECT_EQ(g[1], -1.0);
   EXPECT_NEAR(g[2], -2.0, 1e-12);
   // Where the target weights the saturated side, the gradient is 0, not inf or NaN.
-  const Tensor z = ox::tensor({0.0, 1.0}).requires_grad_();
-  F::binary_cross_entropy(z, ox::tensor({1.0, 0.0}), {.reduction = "sum"}).backward();
+  const Tensor z = ox::tensor({0.0, 1.0}, {.dtype = ox::kF64}).requires_grad_();
+  F::binary_cross_entropy(z, ox::tensor({1.0, 0.0}, {.dtype = ox::kF64}), {.reduction = "sum"}).backward();
   EXPECT_EQ(values_of(z.grad()), (Vec{0.0, 0.0}));
 }
 
@@ -746,7 +746,7 @@ namespace {
 TEST(LossTargets, OutOfRangeTargetsAreIndexErrorsNamingTheValue) {
   const Tensor logits = ox::zeros({2, 3});
   const Tensor nan_target =
-      ox::tensor({0.0, std::numeric_limits<double>::quiet_NaN()}).to(ox::kI64);
+      ox::tensor({0.0, std::numeric_limits<double>::quiet_NaN()}, {.dtype = ox::kF64}).to(ox::kI64);
   ASSERT_EQ(nan_target.to_vector<int64_t>()[1], std::numeric_limits<int64_t>::min());
   for (const Tensor& target :
        {nan_target, ox::tensor(std::vector<int64_t>{std::numeric_limits<int64_t>::max(), 0}),

@@ -86,7 +86,7 @@ TEST(BasicIndex, WritesThroughTheViewAndIndexPut) {
   EXPECT_EQ(values(x), (std::vector<double>{0, 1, 2, 3, -1, 5, -1, 7, -1, 9, -1, 11}));
   x.index_put_({0, Slice(1, 3)}, 7.5);
   EXPECT_EQ(values(x), (std::vector<double>{0, 7.5, 7.5, 3, -1, 5, -1, 7, -1, 9, -1, 11}));
-  x.index_put_({Ellipsis, 3}, ox::tensor({10.0, 20.0, 30.0}));  // f64 converts, as x[..., 3] = v
+  x.index_put_({Ellipsis, 3}, ox::tensor({10.0, 20.0, 30.0}, {.dtype = ox::kF64}));  // f64 converts, as x[..., 3] = v
   EXPECT_EQ(values(x), (std::vector<double>{0, 7.5, 7.5, 10, -1, 5, -1, 20, -1, 9, -1, 30}));
   EXPECT_EQ(oxtest::kind_of([&] { x.index_put_({0}, ox::ones({3})); }), ox::ErrorKind::Shape);
   // Row 0 of an expanded tensor is a plain row (PyTorch writes it); a column is not.

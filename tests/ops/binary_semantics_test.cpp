@@ -124,7 +124,7 @@ TEST(BinaryDivision, RoundingModesOnIntegersAndFloats) {
     EXPECT_EQ(ints_of(ox::fmod(x, y)), fmod) << n;
   }
   // Non-integral float quotients.
-  const Tensor x = ox::tensor({-7.5, 7.5, -0.5}), y = ox::tensor({2.0, -2.0, 4.0});
+  const Tensor x = ox::tensor({-7.5, 7.5, -0.5}, {.dtype = ox::kF64}), y = ox::tensor({2.0, -2.0, 4.0}, {.dtype = ox::kF64});
   EXPECT_EQ(f64s(ox::div(x, y, "floor")), (std::vector<double>{-4, -4, -1}));
   EXPECT_EQ(f64s(ox::div(x, y, "trunc")), (std::vector<double>{-3, -3, 0}));
   EXPECT_EQ(f64s(ox::remainder(x, y)), (std::vector<double>{0.5, -0.5, 3.5}));
@@ -143,12 +143,12 @@ TEST(BinaryDivision, IntegerDivisionByZeroIsZero) {
     EXPECT_EQ(ints_of(ox::fmod(x, 0)), (std::vector<int64_t>{0, 0, 0})) << n;
   }
   // Floats follow IEEE: inf, nan.
-  const std::vector<double> f = f64s(ox::div(ox::tensor({1.0, -1.0, 0.0}), 0.0, "floor"));
+  const std::vector<double> f = f64s(ox::div(ox::tensor({1.0, -1.0, 0.0}, {.dtype = ox::kF64}), 0.0, "floor"));
   EXPECT_EQ(f[0], kInf);
   EXPECT_EQ(f[1], -kInf);
   EXPECT_TRUE(std::isnan(f[2]));
-  EXPECT_TRUE(std::isnan(f64s(ox::remainder(ox::tensor({1.0}), 0.0))[0]));
-  EXPECT_TRUE(std::isnan(f64s(ox::fmod(ox::tensor({1.0}), 0.0))[0]));
+  EXPECT_TRUE(std::isnan(f64s(ox::remainder(ox::tensor({1.0}, {.dtype = ox::kF64}), 0.0))[0]));
+  EXPECT_TRUE(std::isnan(f64s(ox::fmod(ox::tensor({1.0}, {.dtype = ox::kF64}), 0.0))[0]));
 }
 
 TEST(BinaryDivision, MostNegativeByMinusOneWraps) {
@@ -164,8 +164,8 @@ TEST(BinaryDivision, MostNegativeByMinusOneWraps) {
 TEST(BinaryDivision, PythonFloorSemanticsForFloats) {
   // 2.5 // 0.1 is 24 in Python (the quotient 24.99999999999999861 is below 25), -1 // inf is
   // -1, 1 // inf is 0, inf // 1 is nan.
-  const Tensor x = ox::tensor({2.5, -1.0, 1.0, kInf});
-  const Tensor y = ox::tensor({0.1, kInf, kInf, 1.0});
+  const Tensor x = ox::tensor({2.5, -1.0, 1.0, kInf}, {.dtype = ox::kF64});
+  const Tensor y = ox::tensor({0.1, kInf, kInf, 1.0}, {.dtype = ox::kF64});
   const std::vector<double> r = f64s(ox::floor_divide(x, y));
   EXPECT_EQ(r[0], 24.0);
   EXPECT_EQ(r[1], -1.0);
@@ -173,9 +173,9 @@ TEST(BinaryDivision, PythonFloorSemanticsForFloats) {
   EXPECT_TRUE(std::isnan(r[3]));
   // remainder(-1, inf) = inf and remainder(1, -inf) = -inf (Python), fmod keeps the dividend.
   const std::vector<double> m =
-      f64s(ox::remainder(ox::tensor({-1.0, 1.0}), ox::tensor({kInf, -kInf})));
+      f64s(ox::remainder(ox::tensor({-1.0, 1.0}, {.dtype = ox::kF64}), ox::tensor({kInf, -kInf})));
   EXPECT_EQ(m, (std::vector<double>{kInf, -kInf}));
-  EXPECT_EQ(f64s(ox::fmod(ox::tensor({-1.0}), kInf)), (std::vector<double>{-1.0}));
+  EXPECT_EQ(f64s(ox::fmod(ox::tensor({-1.0}, {.dtype = ox::kF64}), kInf)), (std::vector<double>{-1.0}));
 }
 
 // ---- Powers -----------------------------------------------------------------------------------
@@ -195,14 +195,14 @@ TEST(BinaryPow, IntegerPowersWrapAndNegativeExponentsTruncate) {
   EXPECT_FLOAT_EQ(ox::pow(ox::tensor({2}), 0.5).item<float>(), std::sqrt(2.0f));
   EXPECT_EQ(ox::pow(2, ox::tensor({3})).item<int64_t>(), 8);
   EXPECT_EQ(ox::pow(2.0, ox::tensor({3})).dtype(), ox::kF32);
-  EXPECT_EQ(ox::tensor({3.0}).pow(2).item<double>(), 9.0);
+  EXPECT_EQ(ox::tensor({3.0}, {.dtype = ox::kF64}).pow(2).item<double>(), 9.0);
   EXPECT_EQ(kind_of([&] { ox::pow(ox::tensor({true}), ox::tensor({true})); }), ErrorKind::DType);
 }
 
 // ---- NaN and signed zeros -----------------------------------------------------------------------
 
 TEST(BinaryNaN, MaximumMinimumPropagateComparisonsAreFalse) {
-  const Tensor a = ox::tensor({kNaN, 1.0, kNaN}), b = ox::tensor({1.0, kNaN, kNaN});
+  const Tensor a = ox::tensor({kNaN, 1.0, kNaN}, {.dtype = ox::kF64}), b = ox::tensor({1.0, kNaN, kNaN}, {.dtype = ox::kF64});
   for (const Tensor& r : {ox::maximum(a, b), ox::minimum(a, b)})
     for (double v : f64s(r)) EXPECT_TRUE(std::isnan(v));
   EXPECT_EQ(ints_of(ox::eq(a, b)), (std::vector<int64_t>{0, 0, 0}));
@@ -211,7 +211,7 @@ TEST(BinaryNaN, MaximumMinimumPropagateComparisonsAreFalse) {
   EXPECT_EQ(ints_of(ox::ge(a, b)), (std::vector<int64_t>{0, 0, 0}));
   EXPECT_EQ(ints_of(ox::logical_and(a, b)), (std::vector<int64_t>{1, 1, 1}));  // NaN is true
   // Clamp with tensor bounds propagates a NaN bound.
-  EXPECT_TRUE(std::isnan(f64s(ox::clamp(ox::tensor({0.0}), ox::tensor({kNaN}), Tensor()))[0]));
+  EXPECT_TRUE(std::isnan(f64s(ox::clamp(ox::tensor({0.0}, {.dtype = ox::kF64}), ox::tensor({kNaN}), Tensor()))[0]));
   EXPECT_EQ(f64s(ox::logaddexp(ox::tensor({-kInf, kInf}), ox::tensor({-kInf, -kInf}))),
             (std::vector<double>{-kInf, kInf}));
 }
@@ -331,12 +331,12 @@ TEST(BinaryInPlace, OtherOperandAliasingSelf) {
     EXPECT_EQ(f64s(x), (std::vector<double>{1, 3, 5, 7, 9}));
   }
   {
-    Tensor m = ox::tensor({{1.0, 2.0}, {3.0, 4.0}});
+    Tensor m = ox::tensor({{1.0, 2.0}, {3.0, 4.0}}, {.dtype = ox::kF64});
     m.sub_(m.t());
     EXPECT_EQ(f64s(m), (std::vector<double>{0, -1, 1, 0}));
   }
   {
-    Tensor m = ox::tensor({{1.0, 2.0}, {3.0, 4.0}});
+    Tensor m = ox::tensor({{1.0, 2.0}, {3.0, 4.0}}, {.dtype = ox::kF64});
     m.sub_(m.select(0, 0));  // row 0 broadcast over both rows, read before it changes
     EXPECT_EQ(f64s(m), (std::vector<double>{0, 0, 2, 2}));
   }
@@ -413,7 +413,7 @@ TEST(Where, ValuesLayoutsBroadcastingAndPromotion) {
 }
 
 TEST(MaskedFill, ValuesBroadcastAndErrors) {
-  const Tensor x = ox::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}).t();  // (3, 2), transposed
+  const Tensor x = ox::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, {.dtype = ox::kF64}).t();  // (3, 2), transposed
   const Tensor mask = ox::tensor({true, false});                        // broadcasts over rows
   const Tensor r = ox::masked_fill(x, mask, -1.0);
   EXPECT_EQ(r.dtype(), ox::kF64);
@@ -530,7 +530,7 @@ TEST(BinaryOperators, MatchTheFunctions) {
   EXPECT_EQ(ints_of(a > b), (std::vector<int64_t>{1, 0, 1}));
   EXPECT_EQ(ints_of(a >= -7), (std::vector<int64_t>{1, 1, 1}));
   EXPECT_EQ(ints_of(10 - a), (std::vector<int64_t>{4, 17, 5}));
-  EXPECT_EQ(f64s(1.0 / ox::tensor({2.0, 4.0})), (std::vector<double>{0.5, 0.25}));
+  EXPECT_EQ(f64s(1.0 / ox::tensor({2.0, 4.0}, {.dtype = ox::kF64})), (std::vector<double>{0.5, 0.25}));
   EXPECT_EQ(ints_of(3 % a), (std::vector<int64_t>{3, -4, 3}));
   EXPECT_EQ(ints_of(-a), (std::vector<int64_t>{-6, 7, -5}));
   EXPECT_EQ(ints_of(~a), (std::vector<int64_t>{-7, 6, -6}));

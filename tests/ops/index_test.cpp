@@ -204,7 +204,7 @@ TEST(IndexSelect, EveryLayoutOfInputAndIndex) {
 }
 
 TEST(IndexSelect, ScalarsEmptyAndErrors) {
-  const Tensor x = ox::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  const Tensor x = ox::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, {.dtype = ox::kF64});
   // A 0-d index selects one slice but keeps the dim.
   const Tensor r = ox::index_select(x, 1, ox::scalar_tensor(2, {.dtype = ox::kI64}));
   EXPECT_EQ(oxtest::shape_of(r), (ShapeV{2, 1}));

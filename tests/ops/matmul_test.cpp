@@ -302,7 +302,7 @@ TEST_F(MatmulTest, MmBmmMvDot) {
 }
 
 TEST_F(MatmulTest, Outer) {
-  const Tensor a = ox::tensor({1.0, -2.0, 3.0}), b = ox::tensor({4.0, 0.5});
+  const Tensor a = ox::tensor({1.0, -2.0, 3.0}, {.dtype = ox::kF64}), b = ox::tensor({4.0, 0.5}, {.dtype = ox::kF64});
   expect_close(ox::outer(a, b), {3, 2}, {4, 0.5, -8, -1, 12, 1.5}, 1, "outer");
   const Tensor i = ox::tensor({2, 3}), f = ox::tensor({1.5f});
   const Tensor mixed = ox::outer(i, f);
@@ -339,7 +339,7 @@ TEST_F(MatmulTest, Addmm) {
   }
   // beta == 0 ignores the input, NaN included.
   const Tensor nan = ox::full({2, 2}, std::numeric_limits<double>::quiet_NaN());
-  const Tensor a = ox::tensor({{1.0, 2.0}, {3.0, 4.0}});
+  const Tensor a = ox::tensor({{1.0, 2.0}, {3.0, 4.0}}, {.dtype = ox::kF64});
   expect_close(ox::addmm(nan, a, a, 0), {2, 2}, {7, 10, 15, 22}, 2, "beta 0");
   // K == 0: beta * input.
   expect_close(ox::addmm(ox::full({2, 3}, 4.0), ox::zeros({2, 0}), ox::zeros({0, 3}), 0.5), {2, 3},
@@ -401,7 +401,7 @@ TEST_F(MatmulTest, Tensordot) {
                 va[size_t((i * 3 + j) * 4 + k)] * vb[size_t((k * 3 + m) * 5 + l)];
   expect_close(got, {2, 3, 3, 5}, w1, 4, "tensordot dims=1");
   // dims = 0: the outer product.
-  const Tensor u = ox::tensor({1.0, 2.0}), v = ox::tensor({3.0, 4.0, 5.0});
+  const Tensor u = ox::tensor({1.0, 2.0}, {.dtype = ox::kF64}), v = ox::tensor({3.0, 4.0, 5.0}, {.dtype = ox::kF64});
   expect_close(ox::tensordot(u, v, 0), {2, 3}, {3, 4, 5, 6, 8, 10}, 1, "dims=0");
   EXPECT_EQ(kind_of([&] { ox::tensordot(a, b, {0}, {0}); }), ErrorKind::Shape);
   EXPECT_EQ(kind_of([&] { ox::tensordot(a, b, {1, 1}, {1, 0}); }), ErrorKind::Value);

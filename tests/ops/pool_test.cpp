@@ -341,7 +341,7 @@ TEST(AdaptiveAvgPool2d, NonDivisibleSizes) {
     }
   }
   // Hand-derived: 5 -> 3 takes [0, 2), [1, 4), [3, 5).
-  const Tensor x = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0}).reshape({1, 1, 5});
+  const Tensor x = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0}, {.dtype = ox::kF64}).reshape({1, 1, 5});
   expect_close(ox::adaptive_avg_pool2d(x, {1, 3}), {1, 1, 3}, {1.5, 3, 4.5}, 1, "hand");
   EXPECT_EQ(oxtest::shape_of(ox::adaptive_avg_pool2d(ox::ones({2, 3, 4, 4}), {0, 2})),
             (ShapeV{2, 3, 0, 2}));

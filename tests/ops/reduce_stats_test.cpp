@@ -147,9 +147,9 @@ TEST(ReduceStats, CorrectionAtAndBeyondTheCount) {
   EXPECT_TRUE(std::isnan(ox::tensor({1.f}).var().item<float>()));        // 0 / 0
   EXPECT_EQ(ox::tensor({1.f, 3.f}).var({}, 2).item<float>(), INFINITY);  // 2 / 0
   EXPECT_EQ(ox::tensor({1.f, 3.f}).var({}, 3).item<float>(), INFINITY);  // divides by max(n-c, 0)
-  EXPECT_EQ(ox::tensor({1.0, 3.0}).var({}, 0).item<double>(), 1.0);
-  EXPECT_EQ(ox::tensor({1.0, 3.0}).var({}, 0.5).item<double>(), 2.0 / 1.5);
-  EXPECT_EQ(ox::tensor({1.0, 3.0}).std().item<double>(), std::sqrt(2.0));
+  EXPECT_EQ(ox::tensor({1.0, 3.0}, {.dtype = ox::kF64}).var({}, 0).item<double>(), 1.0);
+  EXPECT_EQ(ox::tensor({1.0, 3.0}, {.dtype = ox::kF64}).var({}, 0.5).item<double>(), 2.0 / 1.5);
+  EXPECT_EQ(ox::tensor({1.0, 3.0}, {.dtype = ox::kF64}).std().item<double>(), std::sqrt(2.0));
   EXPECT_EQ(ox::full({7}, 4.25).var().item<float>(), 0.0f);  // exactly: x - mean is 0
 }
 
@@ -162,7 +162,7 @@ TEST(ReduceStats, LogsumexpIsStable) {
                                      {-kInf, 1.0, kInf},
                                      {kInf, kInf, 0.0},
                                      {1.0, kNaN, kInf},
-                                     {-kInf, 2.0, -kInf}});
+                                     {-kInf, 2.0, -kInf}}, {.dtype = ox::kF64});
   const std::vector<double> v = values_of(special.logsumexp(1));
   EXPECT_EQ(v[0], -kInf);  // all -inf: -inf, not NaN
   EXPECT_EQ(v[1], kInf);
@@ -185,7 +185,7 @@ TEST(ReduceStats, NormsAccumulateWithoutOverflowAndPropagateNan) {
   EXPECT_NEAR(big.norm(3).item<double>() / std::cbrt(27e60 + 64e60), 1.0, 1e-6);
   const Tensor tiny = ox::tensor({3e-30f, 4e-30f});  // squares underflow f32
   EXPECT_NEAR(tiny.norm().item<double>() / 5e-30, 1.0, 1e-6);
-  const Tensor m = ox::tensor({{3.0, -4.0}, {0.0, 0.0}});
+  const Tensor m = ox::tensor({{3.0, -4.0}, {0.0, 0.0}}, {.dtype = ox::kF64});
   EXPECT_EQ(values_of(m.norm(2, 1)), (std::vector<double>{5, 0}));
   EXPECT_EQ(values_of(m.norm(1, 1)), (std::vector<double>{7, 0}));
   EXPECT_EQ(values_of(m.norm(kInf, 1)), (std::vector<double>{4, 0}));

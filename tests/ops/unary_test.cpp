@@ -507,7 +507,7 @@ TEST(UnaryBitwiseNot, IntegersAndBool) {
 // ---- Hand-checked values and documented corners ------------------------------------------
 
 TEST(UnaryValues, SignOfNaNIsNaNAndOfZerosIsZero) {
-  const Tensor s = ox::sign(ox::tensor({kNaN, -0.0, 0.0, -3.0, 7.0}));
+  const Tensor s = ox::sign(ox::tensor({kNaN, -0.0, 0.0, -3.0, 7.0}, {.dtype = ox::kF64}));
   const std::vector<double> v = values_of(s);
   EXPECT_TRUE(std::isnan(v[0]));
   EXPECT_EQ(v[1], 0.0);
@@ -526,7 +526,7 @@ TEST(UnaryValues, NaNPropagatesThroughReluAndClamp) {
 }
 
 TEST(UnaryValues, RoundIsHalfToEven) {
-  const Tensor r = ox::round(ox::tensor({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5}));
+  const Tensor r = ox::round(ox::tensor({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5}, {.dtype = ox::kF64}));
   EXPECT_EQ(r.to_vector<double>(), (std::vector<double>{-2, -2, -0, 0, 2, 2, 4}));
   EXPECT_TRUE(std::signbit(r.to_vector<double>()[2]));  // -0.5 rounds to -0
 }

@@ -476,7 +476,7 @@ TEST(Copy, BroadcastsAndConvertsTheSource) {
   EXPECT_EQ(dst.to_vector<float>(), expected);
   EXPECT_EQ(dst.dtype(), ox::kF32);
 
-  dst.copy_(ox::tensor({1.5, 2.5, 3.5, 4.5}));  // a row, broadcast down
+  dst.copy_(ox::tensor({1.5, 2.5, 3.5, 4.5}, {.dtype = ox::kF64}));  // a row, broadcast down
   expected.clear();
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) expected.push_back(1.5f + j);

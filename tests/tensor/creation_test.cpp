@@ -37,7 +37,7 @@ TEST(Creation, TensorFromFlatInitializerList) {
   EXPECT_TRUE(f.is_contiguous());
   EXPECT_EQ(f.storage_offset(), 0);
 
-  EXPECT_EQ(ox::tensor({1.0, 2.0}).dtype(), ox::kF64);
+  EXPECT_EQ(ox::tensor({1.0, 2.0}, {.dtype = ox::kF64}).dtype(), ox::kF64);
   EXPECT_EQ(ox::tensor({1, 2}).dtype(), ox::kI64);  // int literals make i64, as torch.tensor
   EXPECT_EQ(ox::tensor(std::vector<int32_t>{1, 2}).dtype(), ox::kI32);  // a typed vector keeps i32
   EXPECT_EQ(ox::tensor({int64_t{1}}).dtype(), ox::kI64);
@@ -75,9 +75,9 @@ TEST(Creation, TensorFromNestedInitializerLists) {
   // Element [1][2][0] is 11: 1*6 + 2*2 + 0 = 10th in row-major order.
   EXPECT_EQ(c.select(0, 1).select(0, 2).select(0, 0).item<float>(), 11.f);
 
-  EXPECT_EQ(shape_of(ox::tensor({{1.0}})), (Idx{1, 1}));
-  EXPECT_EQ(shape_of(ox::tensor({{1.0, 2.0}})), (Idx{1, 2}));
-  EXPECT_EQ(shape_of(ox::tensor({{1.0}, {2.0}})), (Idx{2, 1}));
+  EXPECT_EQ(shape_of(ox::tensor({{1.0}}, {.dtype = ox::kF64})), (Idx{1, 1}));
+  EXPECT_EQ(shape_of(ox::tensor({{1.0, 2.0}}, {.dtype = ox::kF64})), (Idx{1, 2}));
+  EXPECT_EQ(shape_of(ox::tensor({{1.0}, {2.0}}, {.dtype = ox::kF64})), (Idx{2, 1}));
 }
 
 TEST(Creation, RaggedNestedListsAreShapeErrors) {

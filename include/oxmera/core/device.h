@@ -14,7 +14,8 @@ inline constexpr int kNumDeviceTypes = 2;
 class Device {
  public:
   constexpr Device() = default;
-  constexpr Device(DeviceType type, int index) : type_(type), index_(index) {}
+  // Implicit from a type, as LibTorch's `Device(kCUDA)` / `x.to(kCUDA)`: device 0 of it.
+  constexpr Device(DeviceType type, int index = 0) : type_(type), index_(index) {}  // NOLINT
   static constexpr Device cpu() { return {DeviceType::CPU, 0}; }
   static constexpr Device cuda(int index = 0) { return {DeviceType::CUDA, index}; }
   // "cpu", "cuda", "cuda:1"; throws ErrorKind::Value on anything else.

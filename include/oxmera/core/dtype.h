@@ -107,6 +107,28 @@ class Scalar {
   constexpr DType default_dtype() const {
     return kind_ == Kind::Float ? kF32 : kind_ == Kind::Int ? kI64 : kBool;
   }
+  constexpr bool to_bool() const { return kind_ == Kind::Float ? d_ != 0 : i_ != 0; }
+  // The value as T, converted as a C++ cast would (to_int's rules for floats to integers).
+  template <class T>
+  constexpr T to() const {
+    if constexpr (std::is_same_v<T, bool>)
+      return to_bool();
+    else if constexpr (std::is_floating_point_v<T>)
+      return static_cast<T>(to_double());
+    else
+      return static_cast<T>(to_int());
+  }
+  // LibTorch's names, for `x.item().toFloat()`.
+  constexpr double toDouble() const { return to_double(); }
+  constexpr float toFloat() const { return static_cast<float>(to_double()); }
+  constexpr int64_t toLong() const { return to_int(); }
+  constexpr int32_t toInt() const { return static_cast<int32_t>(to_int()); }
+  constexpr bool toBool() const { return to_bool(); }
+  constexpr bool isFloatingPoint() const { return kind_ == Kind::Float; }
+  constexpr bool isIntegral(bool include_bool = false) const {
+    return kind_ == Kind::Int || (include_bool && kind_ == Kind::Bool);
+  }
+  constexpr bool isBoolean() const { return kind_ == Kind::Bool; }
 
  private:
   Kind kind_;
@@ -116,6 +138,11 @@ class Scalar {
   };
 };
 std::ostream& operator<<(std::ostream& os, const Scalar& s);
+
+// The dtype of floating tensors made without one (torch.set_default_dtype): what `ox::zeros`,
+// `ox::rand` and `ox::tensor({5.5})` make. f32 until set; process-wide; floating dtypes only.
+DType default_dtype();
+void set_default_dtype(DType dtype);
 
 // Whether `s` converts to `dt` without overflow (as PyTorch's check when filling): integers
 // must be in range, floats finite and in range for integer dtypes, finite floats within the

@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ox {
@@ -21,7 +22,14 @@ class Dims {
 
   Dims() = default;
   Dims(std::initializer_list<int64_t> values) { assign(values.begin(), values.end()); }
-  explicit Dims(size_t n, int64_t value = 0) { resize(n, value); }
+  // A bare integer is one dim, as LibTorch's IntArrayRef: `zeros(3)`, `view(-1)`, `flip(-1)`.
+  template <class I>
+  requires(std::is_integral_v<I> && !std::is_same_v<I, bool>) Dims(I value) {  // NOLINT
+    push_back(static_cast<int64_t>(value));
+  }
+  // `n` copies of `value`; both are required: `Dims(n)` is the one-dim shape [n].
+  Dims(size_t n, int64_t value) { resize(n, value); }
+  static Dims filled(size_t n, int64_t value) { return Dims(n, value); }
   template <class It>
   Dims(It first, It last) {
     assign(first, last);

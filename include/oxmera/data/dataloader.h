@@ -21,6 +21,7 @@ namespace ox::data {
 
 struct DataLoaderOptions {
   int64_t batch_size = 1;
+  OX_NAMED_FIELDS_ONLY;
   bool shuffle = false;
   bool drop_last = false;   // drop a last batch smaller than batch_size
   int64_t num_workers = 0;  // 0: batches are made in the consumer's thread

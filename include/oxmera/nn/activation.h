@@ -51,6 +51,7 @@ class GELUImpl : public Module {
 OX_MODULE(GELU);
 
 struct SoftplusOptions {
+  OX_NAMED_FIELDS_ONLY;
   double beta = 1.0;
   double threshold = 20.0;
 };

@@ -10,12 +10,14 @@
 namespace ox::nn {
 
 struct MultiheadAttentionOptions {
+  OX_NAMED_FIELDS_ONLY;
   double dropout = 0.0;      // on the attention weights, in training mode
   bool bias = true;          // in_proj_bias and out_proj.bias
   bool batch_first = false;  // inputs (N, L, E) instead of (L, N, E)
 };
 
 struct MHAForwardOptions {
+  OX_NAMED_FIELDS_ONLY;
   // [N, S] (or [S] unbatched): bool true = this key is padding, ignore it; or floating, added.
   Tensor key_padding_mask = {};
   bool need_weights = true;  // also return the attention weights

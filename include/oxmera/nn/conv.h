@@ -8,6 +8,7 @@
 namespace ox::nn {
 
 struct Conv1dOptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t stride = 1;
   Conv1dPadding padding = 0;
   int64_t dilation = 1;
@@ -15,6 +16,7 @@ struct Conv1dOptions {
   bool bias = true;
 };
 struct Conv2dOptions {
+  OX_NAMED_FIELDS_ONLY;
   IntPair stride = 1;
   Conv2dPadding padding = 0;
   IntPair dilation = 1;
@@ -22,6 +24,7 @@ struct Conv2dOptions {
   bool bias = true;
 };
 struct ConvTranspose2dOptions {
+  OX_NAMED_FIELDS_ONLY;
   IntPair stride = 1;
   IntPair padding = 0;
   IntPair output_padding = 0;

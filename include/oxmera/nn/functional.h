@@ -65,6 +65,7 @@ Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true,
 
 // ---- Embedding ------------------------------------------------------------------------------
 struct EmbeddingOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::optional<int64_t> padding_idx = std::nullopt;  // that row gets no gradient
   std::optional<double> max_norm = std::nullopt;      // rows looked up are renormed in place first
   double norm_type = 2.0;
@@ -73,6 +74,7 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, const EmbeddingOpt
 
 // ---- Attention ------------------------------------------------------------------------------
 struct AttentionOptions {
+  OX_NAMED_FIELDS_ONLY;
   Tensor attn_mask = {};  // bool (true: may attend) or floating (added to the scores)
   double dropout_p = 0.0;
   bool is_causal = false;                      // query i attends to keys j <= i; excludes attn_mask

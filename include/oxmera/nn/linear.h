@@ -14,6 +14,7 @@ class IdentityImpl : public Module {
 OX_MODULE(Identity);
 
 struct LinearOptions {
+  OX_NAMED_FIELDS_ONLY;
   bool bias = true;
 };
 // y = x Wᵀ + b with W [out, in]; W and b ~ U(-1/√in, 1/√in), as PyTorch.
@@ -46,6 +47,7 @@ class BilinearImpl : public Module {
 OX_MODULE(Bilinear);
 
 struct FlattenOptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t start_dim = 1;
   int64_t end_dim = -1;
 };

@@ -25,51 +25,62 @@ namespace ox::nn {
 // ---- Options (shared by the functions and the modules) ------------------------------------
 
 struct MSELossOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::string_view reduction = "mean";
 };
 struct L1LossOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::string_view reduction = "mean";
 };
 // 0.5 d² / beta where d = |input - target| < beta, d - 0.5 beta elsewhere; beta >= 0 (0: L1).
 struct SmoothL1LossOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::string_view reduction = "mean";
   double beta = 1.0;
 };
 // 0.5 d² where d < delta, delta (d - 0.5 delta) elsewhere; delta > 0.
 struct HuberLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::string_view reduction = "mean";
   double delta = 1.0;
 };
 // weight [C], ignore_index, reduction, label_smoothing: ops.h's options of the fused op.
 using CrossEntropyLossOptions = ox::CrossEntropyOptions;
 struct NLLLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   Tensor weight = {};  // per-class weights [C], or undefined
   int64_t ignore_index = -100;
   std::string_view reduction = "mean";
 };
 struct BCELossOptions {
+  OX_NAMED_FIELDS_ONLY;
   Tensor weight = {};  // broadcasts to the input
   std::string_view reduction = "mean";
 };
 struct BCEWithLogitsLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   Tensor weight = {};  // broadcasts to the input
   std::string_view reduction = "mean";
   Tensor pos_weight = {};  // weight of the positive term, broadcast over the last dim ([C])
 };
 // reduction also "batchmean": the sum divided by the batch size (input.size(0)).
 struct KLDivLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::string_view reduction = "mean";
   bool log_target = false;  // target holds log-probabilities
 };
 struct CosineEmbeddingLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   double margin = 0.0;
   std::string_view reduction = "mean";
 };
 struct MarginRankingLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   double margin = 0.0;
   std::string_view reduction = "mean";
 };
 struct TripletMarginLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   double margin = 1.0;
   double p = 2.0;     // the norm of the pairwise distance, > 0
   double eps = 1e-6;  // added to the difference before its norm, as pairwise_distance
@@ -77,12 +88,14 @@ struct TripletMarginLossOptions {
   std::string_view reduction = "mean";
 };
 struct PoissonNLLLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   bool log_input = true;  // input is log(rate): exp(input) - target * input
   bool full = false;      // add the Stirling term for target > 1
   double eps = 1e-8;      // input - target * log(input + eps) when !log_input
   std::string_view reduction = "mean";
 };
 struct GaussianNLLLossOptions {
+  OX_NAMED_FIELDS_ONLY;
   bool full = false;  // add 0.5 log(2π)
   double eps = 1e-6;  // var is clamped to >= eps (the gradient passes the clamp, as PyTorch)
   std::string_view reduction = "mean";

@@ -9,6 +9,7 @@
 namespace ox::nn {
 
 struct LayerNormOptions {
+  OX_NAMED_FIELDS_ONLY;
   double eps = 1e-5;
   bool elementwise_affine = true;
   bool bias = true;
@@ -28,6 +29,7 @@ class LayerNormImpl : public Module {
 OX_MODULE(LayerNorm);
 
 struct RMSNormOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::optional<double> eps = std::nullopt;  // the dtype's machine epsilon, as PyTorch
   bool elementwise_affine = true;
 };
@@ -46,6 +48,7 @@ class RMSNormImpl : public Module {
 OX_MODULE(RMSNorm);
 
 struct GroupNormOptions {
+  OX_NAMED_FIELDS_ONLY;
   double eps = 1e-5;
   bool affine = true;
 };
@@ -64,6 +67,7 @@ class GroupNormImpl : public Module {
 OX_MODULE(GroupNorm);
 
 struct BatchNormOptions {
+  OX_NAMED_FIELDS_ONLY;
   double eps = 1e-5;
   // The running statistics' update weight; nullopt: a cumulative average over the batches seen.
   std::optional<double> momentum = 0.1;

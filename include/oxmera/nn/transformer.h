@@ -11,6 +11,7 @@
 namespace ox::nn {
 
 struct TransformerEncoderLayerOptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t dim_feedforward = 2048;
   double dropout = 0.1;
   std::string activation = "relu";  // "relu" or "gelu"

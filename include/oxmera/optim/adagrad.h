@@ -14,6 +14,7 @@ namespace ox::optim {
 // Adagrad, as torch.optim.Adagrad.
 struct AdagradOptions {
   double lr = 1e-2;
+  OX_NAMED_FIELDS_ONLY;
   double lr_decay = 0;
   double weight_decay = 0;
   double initial_accumulator_value = 0;

@@ -14,6 +14,7 @@ namespace ox::optim {
 // Adam, as torch.optim.Adam (weight decay added to the gradient).
 struct AdamOptions {
   double lr = 1e-3;
+  OX_NAMED_FIELDS_ONLY;
   Betas betas = {0.9, 0.999};
   double eps = 1e-8;
   double weight_decay = 0;
@@ -54,6 +55,7 @@ class Adam : public GroupedOptimizer<AdamOptions, AdamGroupSpec> {
 // AdamW, as torch.optim.AdamW (decoupled weight decay: param *= 1 - lr * weight_decay).
 struct AdamWOptions {
   double lr = 1e-3;
+  OX_NAMED_FIELDS_ONLY;
   Betas betas = {0.9, 0.999};
   double eps = 1e-8;
   double weight_decay = 1e-2;

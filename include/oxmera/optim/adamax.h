@@ -14,6 +14,7 @@ namespace ox::optim {
 // Adamax (Adam with the infinity norm), as torch.optim.Adamax.
 struct AdamaxOptions {
   double lr = 2e-3;
+  OX_NAMED_FIELDS_ONLY;
   Betas betas = {0.9, 0.999};
   double eps = 1e-8;
   double weight_decay = 0;

@@ -15,6 +15,7 @@ namespace ox::optim {
 // interpolated momentum, with decoupled weight decay.
 struct LionOptions {
   double lr = 1e-4;
+  OX_NAMED_FIELDS_ONLY;
   Betas betas = {0.9, 0.99};
   double weight_decay = 0;
   bool maximize = false;

@@ -14,6 +14,7 @@ namespace ox::optim {
 // RAdam (rectified Adam), as torch.optim.RAdam.
 struct RAdamOptions {
   double lr = 1e-3;
+  OX_NAMED_FIELDS_ONLY;
   Betas betas = {0.9, 0.999};
   double eps = 1e-8;
   double weight_decay = 0;

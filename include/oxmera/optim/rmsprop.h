@@ -14,6 +14,7 @@ namespace ox::optim {
 // RMSprop, as torch.optim.RMSprop.
 struct RMSpropOptions {
   double lr = 1e-2;
+  OX_NAMED_FIELDS_ONLY;
   double alpha = 0.99;
   double eps = 1e-8;
   double weight_decay = 0;

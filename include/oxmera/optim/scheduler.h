@@ -109,6 +109,7 @@ class CosineAnnealingLR : public LRScheduler {
 
 // base_lr * (start + (end - start) * min(epoch, total_iters) / total_iters).
 struct LinearLROptions {
+  OX_NAMED_FIELDS_ONLY;
   double start_factor = 1.0 / 3;  // in (0, 1]
   double end_factor = 1.0;        // in [0, 1]
   int64_t total_iters = 5;        // > 0
@@ -133,6 +134,7 @@ class LinearLR : public LRScheduler {
 // (three_phase: then held), with the same annealing; an optimizer without momentum is then a
 // Value error. Stepping past total_steps is a Value error.
 struct OneCycleLROptions {
+  OX_NAMED_FIELDS_ONLY;
   double max_lr = 0;
   int64_t total_steps = 0;              // > 0
   double pct_start = 0.3;               // in [0, 1]
@@ -168,6 +170,7 @@ class OneCycleLR : public LRScheduler {
 // min_lr + (base_lr - min_lr) * (1 + cos(pi * p)) / 2 with p = (epoch - warmup_steps) /
 // (total_steps - warmup_steps), held at min_lr after total_steps.
 struct WarmupCosineLROptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t warmup_steps = 0;
   int64_t total_steps = 0;  // > warmup_steps
   double min_lr = 0;
@@ -200,6 +203,7 @@ class LambdaLR : public LRScheduler {
 // Multiplies the rates by `factor` (never below min_lr) when the metric given to step() has not
 // improved for more than `patience` epochs, then waits `cooldown` epochs, as PyTorch's.
 struct ReduceLROnPlateauOptions {
+  OX_NAMED_FIELDS_ONLY;
   std::string mode = "min";  // "min" or "max": whether lower or higher metrics are better
   double factor = 0.1;       // < 1
   int64_t patience = 10;

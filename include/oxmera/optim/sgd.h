@@ -14,6 +14,7 @@ namespace ox::optim {
 // Stochastic gradient descent with momentum, as torch.optim.SGD.
 struct SGDOptions {
   double lr = 1e-3;
+  OX_NAMED_FIELDS_ONLY;
   double momentum = 0;
   double dampening = 0;
   double weight_decay = 0;  // L2, added to the gradient

@@ -53,7 +53,7 @@ inline Walk make_walk(const Shape& shape, const std::vector<Strides>& strides, c
 }
 
 inline Dims all_dims(size_t n) {
-  Dims d(n);
+  Dims d = Dims::filled(n, 0);
   for (size_t i = 0; i < n; ++i) d[i] = static_cast<int64_t>(i);
   return d;
 }

@@ -69,7 +69,7 @@ struct ScatterRun {
 
   void operator()(const int64_t* off_in, const int64_t* step, int64_t n) const {
     const size_t nops = 2 + ib->base.size();
-    Dims off(nops);
+    Dims off = Dims::filled(nops, 0);
     for (size_t k = 0; k < nops; ++k) off[k] = off_in[k] + shift[k];
     char* d = dst + off[0];
     const char* s = src + off[1];
