@@ -326,7 +326,7 @@ std::vector<Tensor> RNNBaseImpl::run(const Tensor& input, const Tensor& h0, cons
           affine(layer_input.reshape({steps * n, in}), w.w_ih, bias).reshape({steps, n, gh});
       Tensor h = h_init.select(0, k * dirs + d);
       Tensor c = c_init.defined() ? c_init.select(0, k * dirs + d) : Tensor();
-      std::vector<Tensor> outputs(size_t(steps));
+      std::vector<Tensor> outputs(static_cast<size_t>(steps));
       for (int64_t s = 0; s < steps; ++s) {
         const int64_t t = d == 0 ? s : steps - 1 - s;
         const Tensor xt = xproj.select(0, t);

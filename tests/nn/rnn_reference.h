@@ -29,7 +29,7 @@ struct Weights {
 inline void step(Kind kind, const Weights& w, const double* x, int64_t in, int64_t hidden, Vec& h,
                  Vec& c) {
   const int64_t g = gate_count(kind) * hidden, hh = int64_t(h.size());
-  Vec px(size_t(g)), ph(size_t(g));
+  Vec px(static_cast<size_t>(g)), ph(static_cast<size_t>(g));
   for (int64_t r = 0; r < g; ++r) {
     double a = w.b_ih.empty() ? 0 : w.b_ih[size_t(r)];
     double b = w.b_hh.empty() ? 0 : w.b_hh[size_t(r)];
@@ -48,7 +48,7 @@ inline void step(Kind kind, const Weights& w, const double* x, int64_t in, int64
       }
       break;
     case Kind::Lstm: {
-      Vec m(size_t(hidden));
+      Vec m(static_cast<size_t>(hidden));
       for (int64_t j = 0; j < hidden; ++j) {
         const int64_t H = hidden;
         const double i = sig(at(px, j) + at(ph, j)), f = sig(at(px, H + j) + at(ph, H + j));
@@ -69,7 +69,7 @@ inline void step(Kind kind, const Weights& w, const double* x, int64_t in, int64
       break;
     }
     case Kind::Gru: {
-      Vec out(size_t(hidden));
+      Vec out(static_cast<size_t>(hidden));
       const int64_t H = hidden;
       for (int64_t j = 0; j < H; ++j) {
         const double r = sig(at(px, j) + at(ph, j)), z = sig(at(px, H + j) + at(ph, H + j));
@@ -131,18 +131,18 @@ inline Result run(const Spec& s, const std::vector<Weights>& w, const Vec& x, in
 
 // Known values in [-0.6, 0.6), a fixed function of (index, salt).
 inline Vec known(int64_t count, uint64_t salt) {
-  Vec v(size_t(count));
+  Vec v(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) v[size_t(i)] = oxtest::uniform_at(i, salt, -0.6, 0.6);
   return v;
 }
 
-// Writes known values into `param` and returns them.
+// Writes known values into `param` and returns them as stored (rounded to its dtype).
 inline Vec set_known(ox::Tensor& param, uint64_t salt) {
   if (!param.defined()) return {};
   const Vec v = known(param.numel(), salt);
   ox::NoGradGuard g;
   param.copy_(ox::tensor(v, param.shape()));
-  return v;
+  return param.to_vector<double>();  // as rounded to the parameter's dtype
 }
 
 // Sets every parameter of a layer to known values, layer-major, direction-minor.

@@ -109,7 +109,7 @@ void check_case(const Case& c, DType dt) {
   ASSERT_EQ(hn.shape(), hn_shape) << c.name();
   expect_close(hn.to_vector<double>(), want.h_n, atol, rtol, c.name() + " h_n");
   if (c.kind == Kind::Lstm) {
-    ASSERT_EQ(cn.shape(), c.unbatched ? Shape{count, H} : Shape{count, N, H}) << c.name();
+    ASSERT_EQ(cn.shape(), (c.unbatched ? Shape{count, H} : Shape{count, N, H})) << c.name();
     expect_close(cn.to_vector<double>(), want.c_n, atol, rtol, c.name() + " c_n");
   }
 }
@@ -395,7 +395,7 @@ TEST(RNNLayers, BadInputNamesOpAndShapes) {
       ErrorKind::Shape, {"[LSTM]", "c_0", "[2, 3, 4]"});
   expect_error(
       [&] {
-        lstm(x, std::make_tuple(randn({2, 2, 4}, kF64), randn({2, 2, 4})));
+        lstm(x, std::make_tuple(randn({2, 2, 4}, {.dtype = kF64}), randn({2, 2, 4})));
       },
       ErrorKind::DType, {"[LSTM]", "h_0", "f64"});
   // Unbatched input takes unbatched states.
@@ -406,7 +406,11 @@ TEST(RNNLayers, BadInputNamesOpAndShapes) {
       ErrorKind::Shape, {"[LSTM]", "unbatched"});
   // Input dtype: integers refused, f64 input with f32 parameters refused.
   expect_error([&] { lstm(ones({5, 2, 3}, kI64)); }, ErrorKind::DType, {"[LSTM]", "i64"});
-  expect_error([&] { lstm(randn({5, 2, 3}, kF64)); }, ErrorKind::DType, {"[LSTM]", "f64", "f32"});
+  expect_error(
+      [&] {
+        lstm(randn({5, 2, 3}, {.dtype = kF64}));
+      },
+      ErrorKind::DType, {"[LSTM]", "f64", "f32"});
   // lengths: dtype, shape, range, unbatched input.
   expect_error(
       [&] {
@@ -455,7 +459,7 @@ TEST(RNNCells, BadInputNamesOpAndShapes) {
   expect_error([&] { lstm(ones({2, 3}, kI32)); }, ErrorKind::DType, {"[LSTMCell]", "i32"});
   expect_error(
       [&] {
-        gru(randn({2, 3}), randn({2, 4}, kF64));
+        gru(randn({2, 3}), randn({2, 4}, {.dtype = kF64}));
       },
       ErrorKind::DType, {"[gru_cell]", "hx", "f64"});
 }
