@@ -354,4 +354,35 @@ TEST_F(TrainCli, ChargptPrintsAReproducibleSample) {
   EXPECT_EQ(sample, sample_of(b.out));
 }
 
+TEST_F(TrainCli, CharLstmLossDecreasesAndResumes) {
+#ifdef OXMERA_TEST_SANITIZED
+  GTEST_SKIP() << "slow under the sanitizers";
+#endif
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog. ";
+  std::ofstream(path("fox.txt")) << text;
+  const CliResult a =
+      train({"--recipe", "char_lstm", "--text", path("fox.txt"), "--limit", "128", "--batch-size",
+             "32", "--epochs", "2", "--save", path("lstm.safetensors")});
+  ASSERT_EQ(a.code, 0) << describe(a);
+  // The epoch-end lines carry the mean training loss of the epoch.
+  const auto epoch_loss = [](const std::string& out, const std::string& epoch) {
+    const size_t at = out.find("epoch " + epoch + " done:");
+    if (at == std::string::npos) return -1.0;
+    const size_t loss = out.find("loss ", at);
+    return loss == std::string::npos ? -1.0 : std::stod(out.substr(loss + 5));
+  };
+  const double first = epoch_loss(a.out, "1/2"), second = epoch_loss(a.out, "2/2");
+  ASSERT_GT(first, 0) << a.out;
+  ASSERT_GT(second, 0) << a.out;
+  EXPECT_LT(second, first) << a.out;
+  EXPECT_NE(a.out.find("held-out loss"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("sample:"), std::string::npos) << a.out;
+  // The checkpoint carries the vocabulary and resumes into a third epoch.
+  const CliResult b = train({"--resume", path("lstm.safetensors"), "--epochs", "3"});
+  ASSERT_EQ(b.code, 0) << describe(b);
+  EXPECT_NE(b.out.find("resuming from"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("epoch 3/3 done"), std::string::npos) << b.out;
+}
+
 }  // namespace
