@@ -381,34 +381,30 @@ std::vector<Tensor> RNNBaseImpl::run(const Tensor& input, const Tensor& h0, cons
 }
 
 namespace {
-RNNBaseImpl::Config base_config(int64_t num_layers, bool bias, bool batch_first, double dropout,
-                                bool bidirectional, int64_t proj_size = 0) {
-  return {num_layers, bias, batch_first, dropout, bidirectional, proj_size};
+template <class Options>
+RNNBaseImpl::Config base_config(const Options& o) {
+  RNNBaseImpl::Config config{o.num_layers, o.bias, o.batch_first, o.dropout, o.bidirectional, 0};
+  if constexpr (requires { o.proj_size; }) config.proj_size = o.proj_size;
+  return config;
 }
 RNNBaseImpl::Mode rnn_mode(const RNNOptions& options) {
   check_nonlinearity("RNN", options.nonlinearity);
   return options.nonlinearity == "relu" ? RNNBaseImpl::Mode::RNNRelu : RNNBaseImpl::Mode::RNNTanh;
 }
+std::tuple<Tensor, Tensor> output_and_h(const std::vector<Tensor>& out) { return {out[0], out[1]}; }
 }  // namespace
 
 RNNImpl::RNNImpl(int64_t input_size, int64_t hidden_size, const RNNOptions& options)
-    : RNNBaseImpl("RNN", rnn_mode(options), input_size, hidden_size,
-                  base_config(options.num_layers, options.bias, options.batch_first,
-                              options.dropout, options.bidirectional)),
+    : RNNBaseImpl("RNN", rnn_mode(options), input_size, hidden_size, base_config(options)),
       options(options) {}
-
 std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, const Tensor& hx,
                                             const Tensor& lengths) const {
-  const std::vector<Tensor> out = run(input, hx, Tensor(), lengths);
-  return {out[0], out[1]};
+  return output_and_h(run(input, hx, Tensor(), lengths));
 }
 
 LSTMImpl::LSTMImpl(int64_t input_size, int64_t hidden_size, const LSTMOptions& options)
-    : RNNBaseImpl("LSTM", Mode::LSTM, input_size, hidden_size,
-                  base_config(options.num_layers, options.bias, options.batch_first,
-                              options.dropout, options.bidirectional, options.proj_size)),
+    : RNNBaseImpl("LSTM", Mode::LSTM, input_size, hidden_size, base_config(options)),
       options(options) {}
-
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
     const Tensor& input, const std::optional<std::tuple<Tensor, Tensor>>& hx,
     const Tensor& lengths) const {
@@ -418,15 +414,11 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
 }
 
 GRUImpl::GRUImpl(int64_t input_size, int64_t hidden_size, const GRUOptions& options)
-    : RNNBaseImpl("GRU", Mode::GRU, input_size, hidden_size,
-                  base_config(options.num_layers, options.bias, options.batch_first,
-                              options.dropout, options.bidirectional)),
+    : RNNBaseImpl("GRU", Mode::GRU, input_size, hidden_size, base_config(options)),
       options(options) {}
-
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx,
                                             const Tensor& lengths) const {
-  const std::vector<Tensor> out = run(input, hx, Tensor(), lengths);
-  return {out[0], out[1]};
+  return output_and_h(run(input, hx, Tensor(), lengths));
 }
 
 }  // namespace ox::nn

@@ -69,6 +69,13 @@ class TrainCli : public ::testing::Test {
     return run_cli(args, dir_, on_output);
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // fox.txt, a text of its own for the text recipes, so the tests do not depend on the host's
+  // license files.
+  void write_fox_text() const {
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog. ";
+    std::ofstream(path("fox.txt")) << text;
+  }
   fs::path dir_;
 };
 
@@ -330,10 +337,7 @@ TEST_F(TrainCli, ChargptPrintsAReproducibleSample) {
 #ifdef OXMERA_TEST_SANITIZED
   GTEST_SKIP() << "slow under the sanitizers";
 #endif
-  // A text of its own, so the test does not depend on the host's license files.
-  std::string text;
-  for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog. ";
-  std::ofstream(path("fox.txt")) << text;
+  write_fox_text();
   const std::vector<std::string> args = {"--recipe", "chargpt", "--text",       path("fox.txt"),
                                          "--limit",  "128",     "--batch-size", "32"};
   std::vector<std::string> first = args, second = args;
@@ -358,9 +362,7 @@ TEST_F(TrainCli, CharLstmLossDecreasesAndResumes) {
 #ifdef OXMERA_TEST_SANITIZED
   GTEST_SKIP() << "slow under the sanitizers";
 #endif
-  std::string text;
-  for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog. ";
-  std::ofstream(path("fox.txt")) << text;
+  write_fox_text();
   const CliResult a =
       train({"--recipe", "char_lstm", "--text", path("fox.txt"), "--limit", "128", "--batch-size",
              "32", "--epochs", "2", "--save", path("lstm.safetensors")});

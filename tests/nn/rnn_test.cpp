@@ -406,6 +406,7 @@ TEST(RNNLayers, BadInputNamesOpAndShapes) {
       ErrorKind::Shape, {"[LSTM]", "unbatched"});
   // Input dtype: integers refused, f64 input with f32 parameters refused.
   expect_error([&] { lstm(ones({5, 2, 3}, kI64)); }, ErrorKind::DType, {"[LSTM]", "i64"});
+  expect_error([&] { lstm(ones({5, 2, 3}, kF16)); }, ErrorKind::DType, {"[LSTM]", "f16"});
   expect_error(
       [&] {
         lstm(randn({5, 2, 3}, {.dtype = kF64}));
