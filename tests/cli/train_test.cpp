@@ -69,6 +69,13 @@ class TrainCli : public ::testing::Test {
     return run_cli(args, dir_, on_output);
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // fox.txt, a text of its own for the text recipes, so the tests do not depend on the host's
+  // license files.
+  void write_fox_text() const {
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog. ";
+    std::ofstream(path("fox.txt")) << text;
+  }
   fs::path dir_;
 };
 
@@ -330,10 +337,7 @@ TEST_F(TrainCli, ChargptPrintsAReproducibleSample) {
 #ifdef OXMERA_TEST_SANITIZED
   GTEST_SKIP() << "slow under the sanitizers";
 #endif
-  // A text of its own, so the test does not depend on the host's license files.
-  std::string text;
-  for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog. ";
-  std::ofstream(path("fox.txt")) << text;
+  write_fox_text();
   const std::vector<std::string> args = {"--recipe", "chargpt", "--text",       path("fox.txt"),
                                          "--limit",  "128",     "--batch-size", "32"};
   std::vector<std::string> first = args, second = args;
@@ -352,6 +356,35 @@ TEST_F(TrainCli, ChargptPrintsAReproducibleSample) {
   EXPECT_EQ(sample.size(), 201u) << a.out;  // the first character and 200 drawn, all ASCII here
   EXPECT_EQ(sample.find_first_not_of("abcdefghijklmnopqrstuvwxyz. "), std::string::npos);
   EXPECT_EQ(sample, sample_of(b.out));
+}
+
+TEST_F(TrainCli, CharLstmLossDecreasesAndResumes) {
+#ifdef OXMERA_TEST_SANITIZED
+  GTEST_SKIP() << "slow under the sanitizers";
+#endif
+  write_fox_text();
+  const CliResult a =
+      train({"--recipe", "char_lstm", "--text", path("fox.txt"), "--limit", "128", "--batch-size",
+             "32", "--epochs", "2", "--save", path("lstm.safetensors")});
+  ASSERT_EQ(a.code, 0) << describe(a);
+  // The epoch-end lines carry the mean training loss of the epoch.
+  const auto epoch_loss = [](const std::string& out, const std::string& epoch) {
+    const size_t at = out.find("epoch " + epoch + " done:");
+    if (at == std::string::npos) return -1.0;
+    const size_t loss = out.find("loss ", at);
+    return loss == std::string::npos ? -1.0 : std::stod(out.substr(loss + 5));
+  };
+  const double first = epoch_loss(a.out, "1/2"), second = epoch_loss(a.out, "2/2");
+  ASSERT_GT(first, 0) << a.out;
+  ASSERT_GT(second, 0) << a.out;
+  EXPECT_LT(second, first) << a.out;
+  EXPECT_NE(a.out.find("held-out loss"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("sample:"), std::string::npos) << a.out;
+  // The checkpoint carries the vocabulary and resumes into a third epoch.
+  const CliResult b = train({"--resume", path("lstm.safetensors"), "--epochs", "3"});
+  ASSERT_EQ(b.code, 0) << describe(b);
+  EXPECT_NE(b.out.find("resuming from"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("epoch 3/3 done"), std::string::npos) << b.out;
 }
 
 }  // namespace

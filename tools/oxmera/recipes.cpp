@@ -1,10 +1,12 @@
 // The recipes of `oxmera train`: the cnn and mlp of shared/WORKLOADS.md on (Fashion-)MNIST, and
-// a character GPT on a text file.
+// a character GPT and a character LSTM on a text file.
 
 #include "recipes.h"
 
 #include <algorithm>
 #include <numeric>
+
+#include <oxmera/nn/rnn.h>
 
 #include "checks.h"
 #include "models.h"
@@ -77,7 +79,33 @@ Task image_task(const TrainConfig& config, ox::nn::Sequential model) {
   return task;
 }
 
-Task chargpt_task(const TrainConfig& config) {
+// A character-level LSTM language model: embedding, a 2-layer LSTM, the vocabulary head.
+constexpr int64_t kLstmEmbedding = 64, kLstmHidden = 128, kLstmLayers = 2;
+class CharLstmImpl : public ox::nn::Module {
+ public:
+  explicit CharLstmImpl(int64_t vocab) : Module("CharLstm") {
+    tokens = register_module("tokens", ox::nn::Embedding(vocab, kLstmEmbedding));
+    lstm = register_module("lstm", ox::nn::LSTM(kLstmEmbedding, kLstmHidden,
+                                                {.num_layers = kLstmLayers, .batch_first = true}));
+    head = register_module("head", ox::nn::Linear(kLstmHidden, vocab));
+  }
+  // ids i64 [B, T]: logits [B, T, vocab].
+  ox::Tensor forward(const ox::Tensor& ids) { return head(std::get<0>(lstm(tokens(ids)))); }
+  ox::nn::Embedding tokens = nullptr;
+  ox::nn::LSTM lstm = nullptr;
+  ox::nn::Linear head = nullptr;
+};
+OX_MODULE(CharLstm);
+
+// A model over character ids: ids [B, T] → logits [B, T, vocab].
+struct TextModel {
+  ox::nn::ModulePtr module;
+  std::function<ox::Tensor(const ox::Tensor&)> forward;
+};
+
+// A character model on windows of kGptContext characters of a text file (chargpt, char_lstm).
+Task text_task(const TrainConfig& config,
+               const std::function<TextModel(int64_t vocab)>& make_model) {
   check_input_file(config.text, "--text");
   auto text = std::make_shared<ox::data::TextDataset>(config.text, kGptContext);
   // Windows are trained on from the first nine tenths and evaluated on from the rest, so the
@@ -86,16 +114,18 @@ Task chargpt_task(const TrainConfig& config) {
   const int64_t train_end = windows * 9 / 10;
   const int64_t test_begin = std::min(windows, train_end + kGptContext);
   OX_CHECK(test_begin < windows, Value, "oxmera train", "text file '", config.text,
-           "' is too short for chargpt: ", windows, " windows of ", kGptContext, " characters");
+           "' is too short for ", config.recipe, ": ", windows, " windows of ", kGptContext,
+           " characters");
   std::vector<int64_t> test_indices;
   const int64_t test_count = std::min(kGptEvalWindows, windows - test_begin);
   for (int64_t i = 0; i < test_count; ++i)
     test_indices.push_back(test_begin + i * (windows - test_begin) / test_count);
 
   const ox::data::Vocabulary vocabulary = text->vocabulary();
-  CharGpt model(vocabulary.size());
+  const TextModel text_model = make_model(vocabulary.size());
+  const auto& model = text_model.forward;
   Task task;
-  task.model = model.ptr();
+  task.model = text_model.module;
   task.train =
       limited(std::make_shared<ox::data::Subset>(text, first_indices(train_end)), config.limit);
   task.test = std::make_shared<ox::data::Subset>(text, std::move(test_indices));
@@ -111,10 +141,11 @@ Task chargpt_task(const TrainConfig& config) {
   task.data_fingerprint = fingerprint(text->ids(), fingerprint(vocabulary.to_tensor()));
   // Continues the text's first character for 200 characters, drawing each next one from the
   // model's softmax with a generator of its own (seeded, so the sample is reproducible).
-  task.sample = [model, vocabulary,
+  task.sample = [text_model, vocabulary,
                  first = text->ids().select(0, 0).item<int64_t>()](uint64_t seed) {
     ox::NoGradGuard no_grad;
-    model->eval();
+    text_model.module->eval();
+    const auto& model = text_model.forward;
     ox::Generator gen(seed);
     std::vector<int64_t> ids = {first};
     for (int i = 0; i < 200; ++i) {
@@ -144,15 +175,33 @@ Task chargpt_task(const TrainConfig& config) {
 }  // namespace
 
 const std::vector<std::string>& recipe_names() {
-  static const std::vector<std::string> names = {"cnn", "mlp", "chargpt"};
+  static const std::vector<std::string> names = {"cnn", "mlp", "chargpt", "char_lstm"};
   return names;
+}
+
+bool is_text_recipe(const std::string& recipe) {
+  return recipe == "chargpt" || recipe == "char_lstm";
 }
 
 Task make_task(const TrainConfig& config) {
   if (config.recipe == "cnn") return image_task(config, oxbench::cnn_model());
   if (config.recipe == "mlp") return image_task(config, oxbench::mlp_model());
-  if (config.recipe == "chargpt") return chargpt_task(config);
-  OX_FAIL(Value, "oxmera train", "unknown recipe '", config.recipe, "' (cnn, mlp, chargpt)");
+  if (config.recipe == "chargpt")
+    return text_task(config, [](int64_t vocab) {
+      CharGpt model(vocab);
+      return TextModel{model.ptr(), [model](const ox::Tensor& ids) { return model(ids); }};
+    });
+  if (config.recipe == "char_lstm") {
+    Task task = text_task(config, [](int64_t vocab) {
+      CharLstm model(vocab);
+      return TextModel{model.ptr(), [model](const ox::Tensor& ids) { return model(ids); }};
+    });
+    task.lr = 3e-3;
+    task.optimizer = "adam";
+    return task;
+  }
+  OX_FAIL(Value, "oxmera train", "unknown recipe '", config.recipe,
+          "' (cnn, mlp, chargpt, char_lstm)");
 }
 
 }  // namespace oxcli

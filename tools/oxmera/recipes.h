@@ -37,6 +37,8 @@ struct TrainConfig {
 };
 
 const std::vector<std::string>& recipe_names();
+// Whether the recipe trains on --text (chargpt, char_lstm) rather than on --data images.
+bool is_text_recipe(const std::string& recipe);
 
 // A recipe made concrete: the model is built (from the current default generator) and the data
 // read. `logits` maps a batch's data to [N, classes] and `targets` its targets to [N].
@@ -49,12 +51,12 @@ struct Task {
   int64_t batch_size = 64;
   double lr = 1e-3;
   std::string optimizer = "adam";
-  // Stored in the checkpoint beside the model (chargpt: its vocabulary).
+  // Stored in the checkpoint beside the model (chargpt, char_lstm: the vocabulary).
   ox::TensorDict extra;
   // What the training examples are, to tell on resume whether the data is the checkpoint's:
   // a hash of the bytes trained on (images and labels of the examples used; the text).
   uint64_t data_fingerprint = 0;
-  // Text to print when training ends (chargpt: a sample), empty when none.
+  // Text to print when training ends (chargpt, char_lstm: a sample), empty when none.
   std::function<std::string(uint64_t seed)> sample;
 };
 

@@ -1,6 +1,7 @@
-// `oxmera train`: trains a recipe (cnn, mlp, chargpt) with a progress line or a full-screen
-// dashboard, an evaluation and a checkpoint each epoch, a checkpoint on Ctrl-C (SIGTERM, SIGHUP,
-// or q in the dashboard), optional JSON-lines and TensorBoard logs, and resumes bitwise exactly.
+// `oxmera train`: trains a recipe (cnn, mlp, chargpt, char_lstm) with a progress line or a
+// full-screen dashboard, an evaluation and a checkpoint each epoch, a checkpoint on Ctrl-C
+// (SIGTERM, SIGHUP, or q in the dashboard), optional JSON-lines and TensorBoard logs, and resumes
+// bitwise exactly.
 //
 // Exactness on resume rests on three things: the model, optimizer, scheduler and default
 // generator are restored from the checkpoint; each epoch's shuffle comes from (seed, epoch)
@@ -166,7 +167,7 @@ std::string number_text(double value) {
 // takes the checkpoint's value, a flag given that differs is refused by name.
 struct RunSettings {
   std::string recipe, optimizer, scheduler;
-  std::string data;  // --data (cnn, mlp) or --text (chargpt), absolute
+  std::string data;  // --data (cnn, mlp) or --text (chargpt, char_lstm), absolute
   int64_t epochs = 0, batch_size = 0, limit = 0;
   uint64_t seed = 0;
   double lr = 0;
@@ -259,8 +260,8 @@ void settle_resumed_settings(TrainConfig& config, const RunSettings& stored,
   settle("--limit", config.limit, stored.limit, std::to_string(config.limit),
          std::to_string(stored.limit));
   // The data is compared by content once read (another path may hold the same files).
-  const char* data_flag = config.recipe == "chargpt" ? "--text" : "--data";
-  std::string& data = config.recipe == "chargpt" ? config.text : config.data;
+  const char* data_flag = is_text_recipe(config.recipe) ? "--text" : "--data";
+  std::string& data = is_text_recipe(config.recipe) ? config.text : config.data;
   if (!config.was_given(data_flag)) {
     data = stored.data;
     inherited.push_back(std::string(data_flag) + " " + stored.data);
@@ -282,7 +283,7 @@ void settle_resumed_settings(TrainConfig& config, const RunSettings& stored,
 // another text with as many distinct characters would silently remap every token id.
 void check_resumed_data(const TrainConfig& config, const Task& task, const RunSettings& stored,
                         const ox::TensorDict& all) {
-  const bool text = config.recipe == "chargpt";
+  const bool text = is_text_recipe(config.recipe);
   const char* flag = text ? "--text" : "--data";
   const std::string& path = text ? config.text : config.data;
   if (text && all.contains("extra.vocabulary")) {
@@ -324,7 +325,7 @@ struct Run {
   std::vector<std::string> inherited;
 
   RunSettings settings() const {
-    const std::string& data = config.recipe == "chargpt" ? config.text : config.data;
+    const std::string& data = is_text_recipe(config.recipe) ? config.text : config.data;
     std::error_code error;
     const std::filesystem::path absolute = std::filesystem::absolute(data, error);
     return {.recipe = config.recipe,
@@ -355,8 +356,8 @@ struct Run {
     const auto flag = [&](const char* name, const std::string& value) {
       command += std::string(" ") + name + " " + value;
     };
-    if (config.recipe == "chargpt" && config.text != defaults.text) flag("--text", config.text);
-    if (config.recipe != "chargpt" && config.data != defaults.data) flag("--data", config.data);
+    if (is_text_recipe(config.recipe) && config.text != defaults.text) flag("--text", config.text);
+    if (!is_text_recipe(config.recipe) && config.data != defaults.data) flag("--data", config.data);
     flag("--epochs", std::to_string(config.epochs));
     flag("--batch-size", std::to_string(batch_size));
     if (config.lr > 0) {
@@ -387,7 +388,7 @@ void check_outputs(const TrainConfig& config) {
   check_distinct("--log", config.log, "--resume", config.resume);
   check_distinct("--tensorboard", config.tensorboard, "--resume", config.resume);
   std::vector<std::string> inputs;
-  if (config.recipe == "chargpt") {
+  if (is_text_recipe(config.recipe)) {
     inputs.push_back(config.text);
   } else {
     for (const char* set : {"train", "t10k"})
@@ -396,7 +397,7 @@ void check_outputs(const TrainConfig& config) {
           inputs.push_back(
               (std::filesystem::path(config.data) / (std::string(set) + part + suffix)).string());
   }
-  const char* input_flag = config.recipe == "chargpt" ? "--text" : "--data";
+  const char* input_flag = is_text_recipe(config.recipe) ? "--text" : "--data";
   for (const std::string& input : inputs) {
     check_distinct("--save", config.save, input_flag, input);
     check_distinct("--log", config.log, input_flag, input);
@@ -600,7 +601,7 @@ void log_evaluation(Run& run, const Evaluation& result, double elapsed) {
 std::string result_text(const Run& run, const Evaluation& result) {
   if (result.examples == 0) return "no test examples to evaluate on (" + run.task.test_name + ")";
   char text[256];
-  if (run.config.recipe == "chargpt")
+  if (is_text_recipe(run.config.recipe))
     std::snprintf(text, sizeof text,
                   "held-out loss %.4f, next-character accuracy %.2f%% (%lld characters of %s)",
                   result.loss, 100 * result.accuracy, (long long)result.examples,
@@ -726,14 +727,16 @@ int train(Run& run) {
 }  // namespace
 
 Runner add_train(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("train", "train a model (cnn, mlp on Fashion-MNIST; chargpt)");
+  CLI::App* cmd = app.add_subcommand(
+      "train", "train a model (cnn, mlp on Fashion-MNIST; chargpt, char_lstm on text)");
   auto config = std::make_shared<TrainConfig>();
   cmd->add_option("--recipe", config->recipe, "what to train")
       ->check(CLI::IsMember(recipe_names()))
       ->capture_default_str();
   cmd->add_option("--data", config->data, "MNIST-layout IDX files (cnn, mlp)")
       ->capture_default_str();
-  cmd->add_option("--text", config->text, "a UTF-8 text file (chargpt)")->capture_default_str();
+  cmd->add_option("--text", config->text, "a UTF-8 text file (chargpt, char_lstm)")
+      ->capture_default_str();
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   add_integer_option(cmd, "--epochs", config->epochs, 1, kMax,
                      "epochs in all (a resumed run counts the done ones)");
