@@ -81,6 +81,10 @@ constexpr const char* kind_name(Kind kind) {
   return "?";
 }
 
+std::string describe_one(const Value& v) {
+  return v.kind == Kind::Global || v.kind == Kind::Object ? v.text : kind_name(v.kind);
+}
+
 class Unpickler {
  public:
   Unpickler(const uint8_t* data, size_t size, std::string_view source, std::string_view what)
@@ -175,6 +179,14 @@ class Unpickler {
     const auto found = memo_.find(key);
     if (found == memo_.end()) fail("memo GET of ", key, ", which was never PUT");
     stack_.push_back(found->second);
+  }
+
+  // The memo key a PUT, GET or MEMOIZE opcode names.
+  uint64_t memo_index(uint8_t op) {
+    if (op == 'q' || op == 'h') return byte();
+    if (op == 'r' || op == 'j') return le(4);
+    if (op == 0x94) return memo_.size();
+    return static_cast<uint64_t>(decimal(line()));  // 'p', 'g': protocol 0 text
   }
 
   void push_int(int64_t v) { push({.kind = Kind::Int, .integer = v}); }
@@ -468,7 +480,7 @@ class Unpickler {
       case 0x81: {  // NEWOBJ: cls.__new__(cls, *args), allowed for OrderedDict only
         const uint32_t args = pop(), cls = pop();
         if (at(cls).kind != Kind::Global || at(cls).callable != Callable::OrderedDict)
-          fail("NEWOBJ of ", describe_value(cls), " (only OrderedDict)");
+          fail("NEWOBJ of ", describe_one(at(cls)), " (only OrderedDict)");
         reduce(cls, args, "NEWOBJ");
         return;
       }
@@ -487,25 +499,15 @@ class Unpickler {
         fail("PERSID with text id '", text.substr(0, 64), "' (PyTorch writes BINPERSID)");
       }
       case 'q':
-        memo_put(byte());
-        return;
       case 'r':
-        memo_put(le(4));
-        return;
       case 'p':
-        memo_put(static_cast<uint64_t>(decimal(line())));
+      case 0x94:  // MEMOIZE
+        memo_put(memo_index(op));
         return;
-      case 0x94:
-        memo_put(memo_.size());
-        return;  // MEMOIZE
       case 'h':
-        memo_get(byte());
-        return;
       case 'j':
-        memo_get(le(4));
-        return;
       case 'g':
-        memo_get(static_cast<uint64_t>(decimal(line())));
+        memo_get(memo_index(op));
         return;
       default: {
         char hex[8];
@@ -513,11 +515,6 @@ class Unpickler {
         fail("opcode ", hex, " is not supported");
       }
     }
-  }
-
-  std::string describe_value(uint32_t index) const {
-    const Value& v = values_[index];
-    return v.kind == Kind::Global || v.kind == Kind::Object ? v.text : kind_name(v.kind);
   }
 
   const uint8_t* data_;
@@ -538,9 +535,6 @@ Result unpickle(const uint8_t* data, size_t size, size_t start, std::string_view
   return Unpickler(data, size, source, what).run(start);
 }
 
-std::string describe(const Result& r, uint32_t index) {
-  const Value& v = r.values[index];
-  return v.kind == Kind::Global || v.kind == Kind::Object ? v.text : kind_name(v.kind);
-}
+std::string describe(const Result& r, uint32_t index) { return describe_one(r.values[index]); }
 
 }  // namespace ox::io::pickle
