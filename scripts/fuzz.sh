@@ -21,9 +21,11 @@ seeds=$root/tests/fuzz/corpus/$name
 [[ -d $seeds ]] || { echo "fuzz.sh: no seed corpus $seeds" >&2; exit 2; }
 
 sources=("$target")
+libraries=()  # lines of NAME.sources starting with -l: libraries to link
 if [[ -f $root/tests/fuzz/$name.sources ]]; then
   while read -r line; do
     [[ -z $line || $line == \#* ]] && continue
+    if [[ $line == -l* ]]; then libraries+=("$line"); continue; fi
     sources+=("$root/$line")
   done <"$root/tests/fuzz/$name.sources"
 fi
@@ -45,7 +47,7 @@ for source in "${sources[@]}"; do
      -c "$source" -o "$object")
   objects+=("$object")
 done
-"$cxx" "${flags[@]}" "${objects[@]}" -o "$binary.tmp"
+"$cxx" "${flags[@]}" "${objects[@]}" "${libraries[@]}" -o "$binary.tmp"
 mv "$binary.tmp" "$binary"
 
 # New inputs go to a scratch corpus (the first folder); the committed seeds stay as they are.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 
 namespace oxcli {
 
@@ -55,5 +56,9 @@ bool same_file(const std::string& a, const std::string& b);
 // Value error "FLAG_A and FLAG_B name the same file 'A'" when they do (empty paths are unset).
 void check_distinct(const char* flag_a, const std::string& a, const char* flag_b,
                     const std::string& b);
+
+// Text from a file made safe for a terminal: control characters and bytes that are not UTF-8
+// become \n, \r, \t or \xNN, and a backslash doubles (inspect.cpp).
+std::string printable(std::string_view text);
 
 }  // namespace oxcli

@@ -15,6 +15,7 @@ namespace oxcli {
 using Runner = std::function<int()>;
 Runner add_doctor(CLI::App& app);
 Runner add_inspect(CLI::App& app);
+Runner add_convert(CLI::App& app);
 Runner add_bench(CLI::App& app);
 Runner add_train(CLI::App& app);
 Runner add_dashboard(CLI::App& app);

@@ -4,6 +4,7 @@
 // does not parse prints its typed error and exits 2. Every text that comes from the file (names,
 // metadata, error messages quoting them) is escaped before it reaches the terminal.
 
+#include <oxmera/io/pytorch.h>
 #include <oxmera/oxmera.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checks.h"
 #include "commands.h"
 
 namespace oxcli {
@@ -54,6 +56,8 @@ void append_hex(std::string& out, unsigned char byte) {
   out += kHex[byte & 0xF];
 }
 
+}  // namespace
+
 // Text from the file made safe for a terminal: control characters (C0, DEL, and the C1 range
 // U+0080..U+009F, which some terminals obey as escape sequences) and bytes that are not UTF-8
 // become \n, \r, \t or \xNN; a backslash doubles, so the escaped form is unambiguous.
@@ -88,6 +92,8 @@ std::string printable(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 // Columns are padded by bytes; escaped text is ASCII except for UTF-8 it kept, which counts
 // one column per code point.
@@ -172,8 +178,58 @@ struct Options {
   bool verify = false;
 };
 
+// A PyTorch checkpoint: its tensors (as load_pytorch names them) with their storages, strides
+// and offsets, and the non-tensor entries it skips.
+int inspect_pytorch(const Options& o) {
+  const ox::PytorchFileInfo info = ox::inspect_pytorch(o.path);
+  std::vector<std::string> names;
+  size_t name_width = 4, shape_width = 5;
+  for (const ox::PytorchTensorInfo& t : info.tensors) {
+    names.push_back(printable(t.name));
+    name_width = std::max(name_width, columns(names.back()));
+    shape_width = std::max(shape_width, shape_text(t.shape).size());
+  }
+  std::cout << printable(o.path) << ": PyTorch checkpoint (" << info.format << " format), "
+            << info.tensors.size() << " tensors\n";
+  std::cout << padded("name", name_width) << "  " << std::left << std::setw(5) << "dtype"
+            << "  " << std::setw(int(shape_width)) << "shape"
+            << "  " << std::setw(10) << "bytes"
+            << "  storage\n";
+  const ox::TensorDict tensors = o.stats ? ox::load_pytorch(o.path) : ox::TensorDict{};
+  int64_t total_elements = 0;
+  for (size_t i = 0; i < info.tensors.size(); ++i) {
+    const ox::PytorchTensorInfo& t = info.tensors[i];
+    int64_t elements = 1;
+    for (int64_t d : t.shape) elements *= d;
+    total_elements += elements;
+    std::ostringstream dtype, where;
+    dtype << t.dtype;
+    where << "'" << printable(t.storage) << "' offset " << t.storage_offset << " strides "
+          << shape_text(t.strides);
+    std::cout << padded(names[i], name_width) << "  " << std::left << std::setw(5) << dtype.str()
+              << "  " << std::setw(int(shape_width)) << shape_text(t.shape) << "  " << std::setw(10)
+              << bytes_text(uint64_t(elements) * ox::dtype_size(t.dtype)) << "  " << where.str()
+              << "\n";
+    if (o.stats) std::cout << "    " << stats_text(tensors.at(t.name)) << "\n";
+  }
+  if (!info.skipped.empty()) {
+    std::cout << "not tensors (skipped):";
+    for (const std::string& s : info.skipped) std::cout << " " << printable(s);
+    std::cout << "\n";
+  }
+  std::cout << "total: " << info.tensors.size() << " tensors, " << total_elements << " elements, "
+            << bytes_text(info.storage_bytes) << " of storages\n";
+  if (o.verify)
+    std::cout << "verify: "
+              << (info.format == "zip" ? "every record matched its zip CRC-32"
+                                       : "legacy files carry no checksums")
+              << "\n";
+  return 0;
+}
+
 // The table, metadata and totals; returns the exit code (2 when --verify found a mismatch).
 int inspect(const Options& o) {
+  if (ox::is_pytorch_file(o.path)) return inspect_pytorch(o);
   const ox::SafetensorsFile file = ox::SafetensorsFile::open(o.path);
   std::vector<ox::TensorChecksum> sums;
   if (o.verify) sums = ox::verify_checksums(file);
@@ -235,9 +291,10 @@ int inspect(const Options& o) {
 }  // namespace
 
 Runner add_inspect(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("inspect", "what a .safetensors file holds");
+  CLI::App* cmd = app.add_subcommand("inspect", "what a .safetensors or PyTorch (.pt) file holds");
   auto options = std::make_shared<Options>();
-  cmd->add_option("file", options->path, "a .safetensors file")->required();
+  cmd->add_option("file", options->path, "a .safetensors file or a torch.save checkpoint")
+      ->required();
   cmd->add_flag("--stats", options->stats, "min/max/mean/std and NaN/Inf counts per tensor");
   cmd->add_flag("--verify", options->verify,
                 "check each tensor against its stored CRC32C (exit 2 on a mismatch)");

@@ -1,4 +1,5 @@
-// oxmera: what this machine can do (doctor), what a weights file holds (inspect), how fast it
+// oxmera: what this machine can do (doctor), what a weights file holds (inspect),
+// PyTorch checkpoints to safetensors (convert), how fast it
 // runs the workloads (bench), training with a live view (train) and comparing runs (dashboard).
 
 #include <oxmera/oxmera.h>
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
     };
     add(oxcli::add_doctor);
     add(oxcli::add_inspect);
+    add(oxcli::add_convert);
     add(oxcli::add_bench);
     add(oxcli::add_train);
     add(oxcli::add_dashboard);
