@@ -15,4 +15,5 @@
 #include "oxmera/nn/module.h"
 #include "oxmera/nn/normalization.h"
 #include "oxmera/nn/pooling.h"
+#include "oxmera/nn/rnn.h"
 #include "oxmera/nn/transformer.h"

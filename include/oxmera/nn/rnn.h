@@ -38,10 +38,12 @@ bool fused_rnn_enabled();
 // ---- Cells -----------------------------------------------------------------------------------
 
 struct RNNCellOptions {
+  OX_NAMED_FIELDS_ONLY;
   bool bias = true;
   std::string nonlinearity = "tanh";  // or "relu"
 };
 struct LSTMCellOptions {
+  OX_NAMED_FIELDS_ONLY;
   bool bias = true;
 };
 using GRUCellOptions = LSTMCellOptions;
@@ -96,6 +98,7 @@ OX_MODULE(GRUCell);
 // ---- Layers ----------------------------------------------------------------------------------
 
 struct RNNOptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t num_layers = 1;
   std::string nonlinearity = "tanh";  // or "relu"
   bool bias = true;
@@ -104,6 +107,7 @@ struct RNNOptions {
   bool bidirectional = false;
 };
 struct LSTMOptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t num_layers = 1;
   bool bias = true;
   bool batch_first = false;
@@ -112,6 +116,7 @@ struct LSTMOptions {
   int64_t proj_size = 0;  // > 0: h = W_hr (o * tanh(c)), of size proj_size < hidden_size
 };
 struct GRUOptions {
+  OX_NAMED_FIELDS_ONLY;
   int64_t num_layers = 1;
   bool bias = true;
   bool batch_first = false;
