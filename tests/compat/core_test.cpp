@@ -125,3 +125,28 @@ TEST(CompatCore, ChecksAndSaveLoad) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CompatCore, TensorFromValuesTakesLibTorchsDtypes) {
+  // As LibTorch 1.13 prints them: long, long, float, float, float, long, bool, unsigned char.
+  EXPECT_EQ(torch::tensor({1, 2}).dtype(), torch::kLong);
+  EXPECT_EQ(torch::tensor(5).dtype(), torch::kLong);
+  EXPECT_EQ(torch::tensor({1.5}).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::tensor(std::vector<double>{1.5}).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::tensor(2.5).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::tensor(std::vector<int>{1}).dtype(), torch::kLong);
+  EXPECT_EQ(torch::tensor({true}).dtype(), torch::kBool);
+  EXPECT_EQ(torch::tensor({uint8_t(1)}).dtype(), torch::kByte);
+  EXPECT_EQ(torch::tensor(2.5).dim(), 0);
+  EXPECT_EQ(torch::tensor({1.5}, torch::kDouble).item<double>(), 1.5);
+  EXPECT_EQ(torch::arange(0, 4, torch::kFloat).dtype(), torch::kFloat);
+  EXPECT_EQ(torch::arange(0, 10, 5).numel(), 2);
+  EXPECT_EQ(torch::randint(10, {3}).dtype(), torch::kLong);
+  float buffer[4] = {1, 2, 3, 4};
+  auto blob = torch::from_blob(buffer, {2, 2});
+  EXPECT_EQ(blob[1][0].item<float>(), 3.0f);
+  EXPECT_EQ(torch::from_blob(buffer, {2}, {2}).sum().item<float>(), 4.0f);  // strides {2}
+}
+
+}  // namespace

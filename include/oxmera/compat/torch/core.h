@@ -3,7 +3,9 @@
 // tensor, dtype, device and op names over oxmera's, the autograd names, the loss functions of
 // namespace torch (at::), save/load, seeding, and LibTorch's macros. docs/COMPAT.md.
 
+#include <functional>
 #include <optional>
+#include <type_traits>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -21,12 +23,8 @@ using ox::Scalar;
 using ox::Tensor;
 using ScalarType = ox::DType;
 using Dtype = ox::DType;
-using TensorOptions = ox::TensorOptionsBuilder;
 using IntArrayRef = ox::Shape;
 using TensorList = std::vector<Tensor>;
-using ox::device;
-using ox::dtype;
-using ox::requires_grad;
 
 inline constexpr DeviceType kCPU = DeviceType::CPU;
 inline constexpr DeviceType kCUDA = DeviceType::CUDA;
@@ -50,6 +48,163 @@ inline constexpr ScalarType kByte = ox::kU8;
 inline constexpr ScalarType kUInt8 = ox::kU8;
 inline constexpr ScalarType kBool = ox::kBool;
 
+// LibTorch's TensorOptions: implicit from a dtype, a device or a device type (so
+// `torch::zeros({2}, torch::kLong)` and `torch::ones(3, device)` read as in LibTorch), chainable,
+// and converting to oxmera's options. The factories below take it.
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(ScalarType dtype) { options_.dtype = dtype; }               // NOLINT
+  TensorOptions(Device device) { options_.device = device; }                // NOLINT
+  TensorOptions(DeviceType type) { options_.device = Device(type); }        // NOLINT
+  TensorOptions(const ox::TensorOptions& options) : options_(options) {}  // NOLINT
+
+  TensorOptions dtype(ScalarType dtype) const { return with([&](auto& o) { o.dtype = dtype; }); }
+  TensorOptions device(Device device) const {
+    return with([&](auto& o) { o.device = device; });
+  }
+  TensorOptions requires_grad(bool requires_grad = true) const {
+    return with([&](auto& o) { o.requires_grad = requires_grad; });
+  }
+  ScalarType dtype() const { return options_.dtype.value_or(ox::default_dtype()); }
+  Device device() const { return options_.device.value_or(ox::default_device()); }
+  bool requires_grad() const { return options_.requires_grad; }
+  bool has_dtype() const { return options_.dtype.has_value(); }
+  bool has_device() const { return options_.device.has_value(); }
+  operator ox::TensorOptions() const { return options_; }  // NOLINT
+  const ox::TensorOptions& ox() const { return options_; }
+
+ private:
+  template <class F>
+  TensorOptions with(F set) const {
+    TensorOptions out = *this;
+    set(out.options_);
+    return out;
+  }
+  ox::TensorOptions options_;
+};
+inline TensorOptions dtype(ScalarType dtype) { return TensorOptions(dtype); }
+inline TensorOptions device(Device device) { return TensorOptions(device); }
+inline TensorOptions requires_grad(bool requires_grad = true) {
+  return TensorOptions().requires_grad(requires_grad);
+}
+
+// ---- Factories, with LibTorch's argument forms -------------------------------------------------
+inline Tensor empty(const IntArrayRef& size, const TensorOptions& o = {}) {
+  return ox::empty(size, o);
+}
+inline Tensor zeros(const IntArrayRef& size, const TensorOptions& o = {}) {
+  return ox::zeros(size, o);
+}
+inline Tensor ones(const IntArrayRef& size, const TensorOptions& o = {}) {
+  return ox::ones(size, o);
+}
+inline Tensor full(const IntArrayRef& size, const Scalar& value, const TensorOptions& o = {}) {
+  return ox::full(size, value, o);
+}
+inline Tensor empty_like(const Tensor& like, const TensorOptions& o = {}) {
+  return ox::empty_like(like, o);
+}
+inline Tensor zeros_like(const Tensor& like, const TensorOptions& o = {}) {
+  return ox::zeros_like(like, o);
+}
+inline Tensor ones_like(const Tensor& like, const TensorOptions& o = {}) {
+  return ox::ones_like(like, o);
+}
+inline Tensor full_like(const Tensor& like, const Scalar& value, const TensorOptions& o = {}) {
+  return ox::full_like(like, value, o);
+}
+inline Tensor rand(const IntArrayRef& size, const TensorOptions& o = {}) {
+  return ox::rand(size, o);
+}
+inline Tensor randn(const IntArrayRef& size, const TensorOptions& o = {}) {
+  return ox::randn(size, o);
+}
+inline Tensor rand_like(const Tensor& like, const TensorOptions& o = {}) {
+  return ox::rand_like(like, o);
+}
+inline Tensor randn_like(const Tensor& like, const TensorOptions& o = {}) {
+  return ox::randn_like(like, o);
+}
+inline Tensor randint(int64_t high, const IntArrayRef& size, const TensorOptions& o = kLong) {
+  return ox::randint(high, size, o);
+}
+inline Tensor randint(int64_t low, int64_t high, const IntArrayRef& size,
+                      const TensorOptions& o = kLong) {
+  return ox::randint(low, high, size, o);
+}
+inline Tensor randint_like(const Tensor& like, int64_t high, const TensorOptions& o = {}) {
+  return ox::randint_like(like, 0, high, o);
+}
+inline Tensor randint_like(const Tensor& like, int64_t low, int64_t high,
+                           const TensorOptions& o = {}) {
+  return ox::randint_like(like, low, high, o);
+}
+inline Tensor randperm(int64_t n, const TensorOptions& o = kLong) { return ox::randperm(n, o); }
+inline Tensor arange(const Scalar& end, const TensorOptions& o = {}) { return ox::arange(end, o); }
+inline Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& o = {}) {
+  return ox::arange(start, end, 1, o);
+}
+inline Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+                     const TensorOptions& o = {}) {
+  return ox::arange(start, end, step, o);
+}
+inline Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                       const TensorOptions& o = {}) {
+  return ox::linspace(start.to_double(), end.to_double(), steps, o);
+}
+inline Tensor eye(int64_t n, const TensorOptions& o = {}) { return ox::eye(n, std::nullopt, o); }
+inline Tensor eye(int64_t n, int64_t m, const TensorOptions& o = {}) { return ox::eye(n, m, o); }
+inline Tensor scalar_tensor(const Scalar& value, const TensorOptions& o = {}) {
+  return ox::scalar_tensor(value, o);
+}
+// torch::tensor: braced lists, std::vector or one number; as LibTorch, floating values take the
+// default dtype (a std::vector<double> too), `int` values i64, other types their own.
+namespace detail {
+template <class T>
+ox::TensorOptions tensor_options(const TensorOptions& o) {
+  ox::TensorOptions out = o;
+  if (!out.dtype)
+    out.dtype = std::is_floating_point_v<T> ? ox::default_dtype()
+                : std::is_same_v<T, int>    ? ox::kI64
+                                            : ox::dtype_of<T>;
+  return out;
+}
+}  // namespace detail
+template <class T>
+Tensor tensor(std::initializer_list<T> values, const TensorOptions& o = {}) {
+  return ox::tensor(values, detail::tensor_options<T>(o));
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, const TensorOptions& o = {}) {
+  return ox::tensor(rows, detail::tensor_options<T>(o));
+}
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks,
+              const TensorOptions& o = {}) {
+  return ox::tensor(blocks, detail::tensor_options<T>(o));
+}
+template <class T>
+Tensor tensor(const std::vector<T>& values, const TensorOptions& o = {}) {
+  return ox::tensor(values, detail::tensor_options<T>(o));
+}
+template <class T>
+requires std::is_arithmetic_v<T> Tensor tensor(T value, const TensorOptions& o = {}) {
+  return ox::scalar_tensor(value, detail::tensor_options<T>(o));
+}
+// Memory the caller owns, as LibTorch's from_blob (the dtype from the options, f32 unless set).
+inline Tensor from_blob(void* data, const IntArrayRef& sizes, const TensorOptions& o = {}) {
+  return ox::from_blob(data, sizes, o.dtype(), {}, std::nullopt, o.device());
+}
+inline Tensor from_blob(void* data, const IntArrayRef& sizes, const IntArrayRef& strides,
+                        const TensorOptions& o = {}) {
+  return ox::from_blob(data, sizes, o.dtype(), {}, strides, o.device());
+}
+inline Tensor from_blob(void* data, const IntArrayRef& sizes,
+                        const std::function<void(void*)>& deleter, const TensorOptions& o = {}) {
+  return ox::from_blob(data, sizes, o.dtype(), deleter, std::nullopt, o.device());
+}
+
 // ---- Ops: the free functions of oxmera's op surface, by the same names -----------------------
 using ox::abs;
 using ox::acos;
@@ -64,7 +219,6 @@ using ox::allclose;
 using ox::amax;
 using ox::amin;
 using ox::any;
-using ox::arange;
 using ox::argmax;
 using ox::argmin;
 using ox::argsort;
@@ -105,8 +259,6 @@ using ox::dropout;
 using ox::einsum;
 using ox::elu;
 using ox::embedding;
-using ox::empty;
-using ox::empty_like;
 using ox::eq;
 using ox::equal;
 using ox::erf;
@@ -114,13 +266,9 @@ using ox::erfc;
 using ox::exp;
 using ox::exp2;
 using ox::expm1;
-using ox::eye;
 using ox::floor;
 using ox::floor_divide;
 using ox::fmod;
-using ox::from_blob;
-using ox::full;
-using ox::full_like;
 using ox::gather;
 using ox::ge;
 using ox::gelu;
@@ -138,7 +286,6 @@ using ox::layer_norm;
 using ox::le;
 using ox::leaky_relu;
 using ox::lerp;
-using ox::linspace;
 using ox::log;
 using ox::log10;
 using ox::log1p;
@@ -177,19 +324,10 @@ using ox::neg;
 using ox::nonzero;
 using ox::norm;
 using ox::one_hot;
-using ox::ones;
-using ox::ones_like;
 using ox::outer;
 using ox::pad;
 using ox::pow;
 using ox::prod;
-using ox::rand;
-using ox::rand_like;
-using ox::randint;
-using ox::randint_like;
-using ox::randn;
-using ox::randn_like;
-using ox::randperm;
 using ox::reciprocal;
 using ox::relu;
 using ox::remainder;
@@ -199,7 +337,6 @@ using ox::rms_norm;
 using ox::roll;
 using ox::round;
 using ox::rsqrt;
-using ox::scalar_tensor;
 using ox::scatter;
 using ox::scatter_add;
 using ox::scatter_reduce;
@@ -222,7 +359,6 @@ using ox::sum;
 using ox::take;
 using ox::tan;
 using ox::tanh;
-using ox::tensor;
 using ox::tensordot;
 using ox::tile;
 using ox::topk;
@@ -231,8 +367,6 @@ using ox::triu;
 using ox::trunc;
 using ox::var;
 using ox::where;
-using ox::zeros;
-using ox::zeros_like;
 
 inline ScalarType get_default_dtype() { return ox::default_dtype(); }
 inline void set_default_dtype(ScalarType dtype) { ox::set_default_dtype(dtype); }
