@@ -56,7 +56,7 @@ struct TensorOptionsBuilder : TensorOptions {
     out.TensorOptions::device = value;
     return out;
   }
-  TensorOptionsBuilder requires_grad(bool value = true) const {
+  TensorOptionsBuilder requires_grad(bool value) const {
     TensorOptionsBuilder out = *this;
     out.TensorOptions::requires_grad = value;
     return out;

@@ -13,6 +13,8 @@
 
 namespace {
 
+using namespace oxtest;
+
 TEST(CompatCore, DtypeAndDeviceNamesAreOxmeras) {
   torch::Tensor x = torch::ones({2, 3}, torch::TensorOptions().dtype(torch::kFloat64));
   EXPECT_EQ(x.scalar_type(), torch::kDouble);

@@ -10,6 +10,8 @@
 
 namespace {
 
+using namespace oxtest;
+
 using ox::Tensor;
 using Serialize = oxtest::ScratchDir;
 

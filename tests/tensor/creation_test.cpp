@@ -577,8 +577,8 @@ TEST(TensorMeta, DataPtrChecksDTypeAndContiguity) {
   // The dtype is checked before the layout.
   EXPECT_EQ(kind_of([&] { t.t().data_ptr<int64_t>(); }), ErrorKind::DType);
   const ox::Device cpu = ox::Device::cpu();
-  EXPECT_NE(ox::zeros({2}, {ox::kBool, cpu}).data_ptr<bool>(), nullptr);
-  EXPECT_NE(ox::zeros({2}, {ox::kF16, cpu}).data_ptr<ox::Half>(), nullptr);
+  EXPECT_NE(ox::zeros({2}, {.dtype = ox::kBool, .device = cpu}).data_ptr<bool>(), nullptr);
+  EXPECT_NE(ox::zeros({2}, {.dtype = ox::kF16, .device = cpu}).data_ptr<ox::Half>(), nullptr);
 }
 
 // ---- from_blob ----------------------------------------------------------------------------

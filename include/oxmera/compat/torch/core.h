@@ -63,7 +63,7 @@ class TensorOptions {
   TensorOptions device(Device device) const {
     return with([&](auto& o) { o.device = device; });
   }
-  TensorOptions requires_grad(bool requires_grad = true) const {
+  TensorOptions requires_grad(bool requires_grad) const {
     return with([&](auto& o) { o.requires_grad = requires_grad; });
   }
   ScalarType dtype() const { return options_.dtype.value_or(ox::default_dtype()); }
