@@ -39,13 +39,21 @@ class ArrayRef {
   constexpr ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
   constexpr ArrayRef(const T* begin, const T* end) : data_(begin), size_(size_t(end - begin)) {}
   template <class A>
-  ArrayRef(const std::vector<T, A>& values) : data_(values.data()), size_(values.size()) {}  // NOLINT
+  ArrayRef(const std::vector<T, A>& values)
+      : data_(values.data()), size_(values.size()) {}  // NOLINT
   template <size_t N>
   constexpr ArrayRef(const std::array<T, N>& values) : data_(values.data()), size_(N) {}  // NOLINT
   template <size_t N>
   constexpr ArrayRef(const T (&values)[N]) : data_(values), size_(N) {}  // NOLINT
-  constexpr ArrayRef(const std::initializer_list<T>& values)             // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // the list outlives the call, as wanted
+#endif
+  constexpr ArrayRef(const std::initializer_list<T>& values)  // NOLINT
       : data_(values.begin()), size_(values.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   constexpr const T* begin() const { return data_; }
   constexpr const T* end() const { return data_ + size_; }

@@ -39,17 +39,17 @@ struct DataLoaderOptions {
   DataLoaderOptions() = default;
   DataLoaderOptions(size_t batch_size) : batch_size_(batch_size) {}  // NOLINT
 
-#define OX_COMPAT_DATA_ARG(T, name, ...)                  \
-  DataLoaderOptions& name(const T& value) {               \
-    name##_ = value;                                      \
-    return *this;                                         \
-  }                                                       \
-  const T& name() const noexcept { return name##_; }      \
-  T& name() noexcept { return name##_; }                  \
-                                                          \
- private:                                                 \
-  T name##_ __VA_OPT__(= __VA_ARGS__);                    \
-                                                          \
+#define OX_COMPAT_DATA_ARG(T, name, ...)             \
+  DataLoaderOptions& name(const T& value) {          \
+    name##_ = value;                                 \
+    return *this;                                    \
+  }                                                  \
+  const T& name() const noexcept { return name##_; } \
+  T& name() noexcept { return name##_; }             \
+                                                     \
+ private:                                            \
+  T name##_ __VA_OPT__(= __VA_ARGS__);               \
+                                                     \
  public:
   OX_COMPAT_DATA_ARG(size_t, batch_size, 1)
   OX_COMPAT_DATA_ARG(size_t, workers, 0)
@@ -311,7 +311,7 @@ class StatelessDataLoader {
 
   FullDataLoaderOptions options_;
   Sampler sampler_;
-  optional<Dataset> dataset_;  // workers = 0
+  optional<Dataset> dataset_;   // workers = 0
   std::unique_ptr<Pool> pool_;  // workers > 0
   size_t pushed_ = 0, taken_ = 0;
   bool joined_ = false;
@@ -319,8 +319,9 @@ class StatelessDataLoader {
 
 // A loader of `dataset` with `sampler`.
 template <class Dataset, class Sampler>
-std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
-    Dataset dataset, Sampler sampler, DataLoaderOptions options) {
+std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset,
+                                                                        Sampler sampler,
+                                                                        DataLoaderOptions options) {
   return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(
       std::move(dataset), std::move(sampler), std::move(options));
 }
@@ -329,8 +330,8 @@ std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
 // `make_data_loader(dataset, 64)` takes 64 as the batch size.
 template <class Sampler = samplers::RandomSampler, class Dataset>
 requires std::is_constructible_v<Sampler, size_t>
-std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
-    Dataset dataset, DataLoaderOptions options = DataLoaderOptions()) {
+    std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
+        Dataset dataset, DataLoaderOptions options = DataLoaderOptions()) {
   const optional<size_t> size = dataset.size();
   OX_CHECK(size.has_value(), Value, "make_data_loader",
            "Expected the dataset to be sized in order to construct the Sampler");
