@@ -37,34 +37,41 @@ class Transform : public BatchTransform<std::vector<Input>, std::vector<Output>>
   }
 };
 
-// A BatchTransform from a function of the whole batch.
-template <class Input, class Output = Input>
-class BatchLambda : public BatchTransform<Input, Output> {
+namespace detail {
+// The std::function a lambda transform holds and calls.
+template <class Output, class Input>
+class HeldFunction {
  public:
-  using typename BatchTransform<Input, Output>::InputBatchType;
-  using typename BatchTransform<Input, Output>::OutputBatchType;
-  using FunctionType = std::function<OutputBatchType(InputBatchType)>;
-  explicit BatchLambda(FunctionType function) : function_(std::move(function)) {}
-  OutputBatchType apply_batch(InputBatchType input_batch) override {
-    return function_(std::move(input_batch));
-  }
+  using FunctionType = std::function<Output(Input)>;
+  explicit HeldFunction(FunctionType function) : function_(std::move(function)) {}
+
+ protected:
+  Output call(Input input) { return function_(std::move(input)); }
 
  private:
   FunctionType function_;
 };
+}  // namespace detail
+
+// A BatchTransform from a function of the whole batch.
+template <class Input, class Output = Input>
+class BatchLambda : public BatchTransform<Input, Output>,
+                    private detail::HeldFunction<Output, Input> {
+ public:
+  using typename detail::HeldFunction<Output, Input>::FunctionType;
+  explicit BatchLambda(FunctionType function)
+      : detail::HeldFunction<Output, Input>(std::move(function)) {}
+  Output apply_batch(Input input_batch) override { return this->call(std::move(input_batch)); }
+};
 
 // A Transform from a function of one example.
 template <class Input, class Output = Input>
-class Lambda : public Transform<Input, Output> {
+class Lambda : public Transform<Input, Output>, private detail::HeldFunction<Output, Input> {
  public:
-  using typename Transform<Input, Output>::InputType;
-  using typename Transform<Input, Output>::OutputType;
-  using FunctionType = std::function<Output(Input)>;
-  explicit Lambda(FunctionType function) : function_(std::move(function)) {}
-  OutputType apply(InputType input) override { return function_(std::move(input)); }
-
- private:
-  FunctionType function_;
+  using typename detail::HeldFunction<Output, Input>::FunctionType;
+  explicit Lambda(FunctionType function)
+      : detail::HeldFunction<Output, Input>(std::move(function)) {}
+  Output apply(Input input) override { return this->call(std::move(input)); }
 };
 
 // Collation: a BatchTransform from a std::vector of T to one T; Collate: one from a function.
@@ -118,14 +125,12 @@ class TensorTransform : public Transform<Example<Tensor, Target>, Example<Tensor
 
 // A TensorTransform from a function of the data tensor.
 template <class Target = Tensor>
-class TensorLambda : public TensorTransform<Target> {
+class TensorLambda : public TensorTransform<Target>, private detail::HeldFunction<Tensor, Tensor> {
  public:
-  using FunctionType = std::function<Tensor(Tensor)>;
-  explicit TensorLambda(FunctionType function) : function_(std::move(function)) {}
-  Tensor operator()(Tensor input) override { return function_(std::move(input)); }
-
- private:
-  FunctionType function_;
+  using typename detail::HeldFunction<Tensor, Tensor>::FunctionType;
+  explicit TensorLambda(FunctionType function)
+      : detail::HeldFunction<Tensor, Tensor>(std::move(function)) {}
+  Tensor operator()(Tensor input) override { return this->call(std::move(input)); }
 };
 
 // (x - mean) / stddev with mean and stddev f32 [C, 1, 1] (one value, or one per channel of a
