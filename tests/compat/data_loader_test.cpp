@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -256,6 +257,28 @@ TEST(CompatData, LambdaTensorLambdaAndTensorTransform) {
       Rows(3).map(transforms::TensorLambda<>([](torch::Tensor x) { return x * 3; })).map(AddOne());
   const auto batch = mapped.get_batch(std::vector<size_t>{1});
   EXPECT_EQ(batch[0].data.to_vector<float>(), (std::vector<float>{7.0f, 10.0f}));
+}
+
+// A dataset that can be moved but not copied.
+class MoveOnly : public torch::data::datasets::Dataset<MoveOnly> {
+ public:
+  MoveOnly() : rows_(std::make_unique<Rows>(3)) {}
+  torch::data::Example<> get(size_t index) override { return rows_->get(index); }
+  torch::optional<size_t> size() const override { return rows_->size(); }
+
+ private:
+  std::unique_ptr<Rows> rows_;
+};
+
+TEST(CompatData, AMoveOnlyDatasetLoadsWithoutWorkers) {
+  auto loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
+      MoveOnly().map(torch::data::transforms::Stack<>()), 2);
+  EXPECT_EQ(flat(epoch_targets(*loader)), iota(3));
+  const ox::Error e = caught([] {
+    torch::data::make_data_loader(MoveOnly(), torch::data::DataLoaderOptions(2).workers(1));
+  });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Value);
+  EXPECT_TRUE(contains(e, "copyable")) << e.what();
 }
 
 TEST(CompatData, BadInputIsATypedError) {
