@@ -85,8 +85,8 @@ namespace torch {
 // such as torch::optim::Adam goes to ox::save / ox::load directly: it is an oxmera optimizer).
 template <class O>
 requires std::same_as<std::remove_cv_t<O>, optim::Optimizer>
-void save(const O& optimizer, const std::string& path) { ox::save(optimizer.ox(), path); }
+void save(const O& optimizer, const std::string& path) { ox::save(optimizer.ox_optimizer(), path); }
 template <class O>
 requires std::same_as<O, optim::Optimizer>
-void load(O& optimizer, const std::string& path) { ox::load(optimizer.ox(), path); }
+void load(O& optimizer, const std::string& path) { ox::load(optimizer.ox_optimizer(), path); }
 }  // namespace torch

@@ -45,7 +45,7 @@ class BoundOptions : public OptimizerOptions {
   double get_lr() const override { return target().lr; }
   void set_lr(double lr) override { target().lr = lr; }
   // oxmera's options with these values.
-  const OxOptions& ox() const { return target(); }
+  const OxOptions& ox_options() const { return target(); }
   void bind(OxGroups* groups, size_t group) {
     groups_ = groups;
     group_ = group;
@@ -181,7 +181,7 @@ class OptimizerParamGroup {
 };
 
 // LibTorch's optimizer interface (what schedulers and user code holding a base reference use).
-// Every torch::optim optimizer is also an ox::optim optimizer: ox() is that.
+// Every torch::optim optimizer is also an ox::optim optimizer: ox_optimizer() is that.
 class Optimizer {
  public:
   using LossClosure = std::function<Tensor()>;
@@ -195,8 +195,8 @@ class Optimizer {
   virtual void add_param_group(const OptimizerParamGroup& group) = 0;
   virtual OptimizerOptions& defaults() = 0;
   virtual size_t size() const = 0;  // the number of parameters
-  virtual ox::optim::Optimizer& ox() = 0;
-  virtual const ox::optim::Optimizer& ox() const = 0;
+  virtual ox::optim::Optimizer& ox_optimizer() = 0;
+  virtual const ox::optim::Optimizer& ox_optimizer() const = 0;
 
  protected:
   Optimizer() = default;
@@ -210,9 +210,9 @@ class OptimizerAdapter : public OxOptimizer, public Optimizer {
 
  public:
   OptimizerAdapter(const std::vector<Tensor>& params, const Options& defaults)
-      : OxOptimizer(params, defaults.ox()), defaults_(defaults) {}
+      : OxOptimizer(params, defaults.ox_options()), defaults_(defaults) {}
   OptimizerAdapter(const std::vector<OptimizerParamGroup>& groups, const Options& defaults)
-      : OxOptimizer(specs(groups, defaults), defaults.ox()), defaults_(defaults) {}
+      : OxOptimizer(specs(groups, defaults), defaults.ox_options()), defaults_(defaults) {}
 
   Tensor step(LossClosure closure) override {
     Tensor loss;
@@ -245,8 +245,8 @@ class OptimizerAdapter : public OxOptimizer, public Optimizer {
   }
   OptimizerOptions& defaults() override { return defaults_; }
   size_t size() const override { return OxOptimizer::parameters().size(); }
-  ox::optim::Optimizer& ox() override { return *this; }
-  const ox::optim::Optimizer& ox() const override { return *this; }
+  ox::optim::Optimizer& ox_optimizer() override { return *this; }
+  const ox::optim::Optimizer& ox_optimizer() const override { return *this; }
 
  private:
   // oxmera's group spec for a LibTorch group: every option from the group's options, or from the
@@ -260,7 +260,7 @@ class OptimizerAdapter : public OxOptimizer, public Optimizer {
     }
     GroupSpec out;
     out.params = group.params();
-    auto values = options->ox();
+    auto values = options->ox_options();
     auto to = out.tie();
     auto from = values.tie();
     [&]<size_t... I>(std::index_sequence<I...>) { ((std::get<I>(to) = std::get<I>(from)), ...); }
