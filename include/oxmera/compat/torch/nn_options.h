@@ -178,14 +178,18 @@ struct LinearOptions {
   TORCH_ARG(bool, bias) = true;
 };
 
+// The fields every convolution's options begin with: (in, out, kernel) positionally, then stride.
+#define OX_COMPAT_CONV_HEAD(Name)                                                            \
+  Name(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)             \
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {} \
+  TORCH_ARG(int64_t, in_channels);                                                           \
+  TORCH_ARG(int64_t, out_channels);                                                          \
+  TORCH_ARG(ExpandingArray<D>, kernel_size);                                                 \
+  TORCH_ARG(ExpandingArray<D>, stride) = 1
+
 template <size_t D>
 struct ConvOptions {
-  ConvOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
-      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
-  TORCH_ARG(int64_t, in_channels);
-  TORCH_ARG(int64_t, out_channels);
-  TORCH_ARG(ExpandingArray<D>, kernel_size);
-  TORCH_ARG(ExpandingArray<D>, stride) = 1;
+  OX_COMPAT_CONV_HEAD(ConvOptions);
   TORCH_ARG(ConvPadding<D>, padding) = 0;
   TORCH_ARG(ExpandingArray<D>, dilation) = 1;
   TORCH_ARG(int64_t, groups) = 1;
@@ -197,12 +201,7 @@ using Conv2dOptions = ConvOptions<2>;
 
 template <size_t D>
 struct ConvTransposeOptions {
-  ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
-      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
-  TORCH_ARG(int64_t, in_channels);
-  TORCH_ARG(int64_t, out_channels);
-  TORCH_ARG(ExpandingArray<D>, kernel_size);
-  TORCH_ARG(ExpandingArray<D>, stride) = 1;
+  OX_COMPAT_CONV_HEAD(ConvTransposeOptions);
   TORCH_ARG(ExpandingArray<D>, padding) = 0;
   TORCH_ARG(ExpandingArray<D>, output_padding) = 0;
   TORCH_ARG(int64_t, groups) = 1;
@@ -211,6 +210,7 @@ struct ConvTransposeOptions {
   TORCH_ARG(padding_mode_t, padding_mode) = torch::kZeros;  // only kZeros, as LibTorch
 };
 using ConvTranspose2dOptions = ConvTransposeOptions<2>;
+#undef OX_COMPAT_CONV_HEAD
 
 struct BatchNormOptions {
   BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT
