@@ -25,6 +25,8 @@ using ScalarType = ox::DType;
 using Dtype = ox::DType;
 using IntArrayRef = ox::Shape;
 using TensorList = std::vector<Tensor>;
+using std::nullopt;  // LibTorch spells them torch::optional / torch::nullopt (c10's)
+using std::optional;
 
 inline constexpr DeviceType kCPU = DeviceType::CPU;
 inline constexpr DeviceType kCUDA = DeviceType::CUDA;

@@ -18,11 +18,6 @@
 
 namespace torch {
 
-// LibTorch spells these torch::optional / torch::nullopt (c10's). Repeating the
-// using-declarations elsewhere (core.h) is allowed.
-using std::nullopt;
-using std::optional;
-
 // c10::ArrayRef: a non-owning view of contiguous values, implicitly made from one value, a
 // braced list, a std::vector, a std::array or a C array. It never outlives the call it is
 // passed to.

@@ -76,7 +76,6 @@ inline constexpr enumtype::kSigmoid kSigmoid{};
 inline constexpr enumtype::kLeakyReLU kLeakyReLU{};
 inline constexpr enumtype::kFanIn kFanIn{};
 inline constexpr enumtype::kFanOut kFanOut{};
-using std::nullopt;
 
 // LibTorch's ExpandingArray<D>: D integers given as one (repeated), a braced list or a vector.
 template <size_t D, class T = int64_t>
