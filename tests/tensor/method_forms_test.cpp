@@ -91,7 +91,7 @@ TEST(MethodForms, EqualTheFreeFunctions) {
   EXPECT_EQ(vals(a.div(2)), (std::vector<double>{0.5, 1, 1.5}));
   EXPECT_EQ(vals(a.clamp_min(2)), (std::vector<double>{2, 2, 3}));
   EXPECT_EQ(vals(a.clamp_max(2)), (std::vector<double>{1, 2, 2}));
-  EXPECT_EQ(vals(a.reciprocal()), (std::vector<double>{1, 0.5, 1.0 / 3.0f}));
+  EXPECT_EQ(vals(a.reciprocal()), (std::vector<double>{1, 0.5, double(1.0f / 3.0f)}));
   const std::vector<double> s = vals(a.softmax(0));
   const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(s[size_t(i)], std::exp(i + 1.0) / z, 1e-6);
