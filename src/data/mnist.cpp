@@ -130,7 +130,8 @@ Tensor read_idx_file(const std::string& source) {
   file.reset();
   if (gzip) bytes = gunzip(bytes, source);
   const IdxHeader header = parse_idx(bytes.data(), bytes.size(), source);
-  Tensor out = empty(Shape(header.shape), {.dtype = header.dtype});
+  // On the CPU whatever the default device: a data set lives on the host and batches move.
+  Tensor out = empty(Shape(header.shape), {.dtype = header.dtype, .device = Device::cpu()});
   if (header.numel) decode_idx_payload(header, bytes.data(), out.raw_data_ptr(header.dtype));
   return out;
 }

@@ -17,8 +17,8 @@ Example Normalize::operator()(Example example, Generator& /*gen*/) const {
   for (double s : std) OX_CHECK(s != 0, Value, "Normalize", "std of 0");
   Shape per_channel(size_t(x.dim()), 1);
   per_channel[0] = int64_t(mean.size());
-  const Tensor m = tensor(mean, per_channel, {.dtype = x.dtype()});
-  const Tensor s = tensor(std, per_channel, {.dtype = x.dtype()});
+  const Tensor m = tensor(mean, per_channel, {.dtype = x.dtype(), .device = x.device()});
+  const Tensor s = tensor(std, per_channel, {.dtype = x.dtype(), .device = x.device()});
   example.data = div(sub(x, m), s);
   return example;
 }

@@ -124,9 +124,8 @@ TEST(CompatMnistExample, TrainsAndTestsAsInLibTorchsExample) {
           .map(torch::data::transforms::Stack<>());
   const size_t train_dataset_size = train_dataset.size().value();
   EXPECT_EQ(train_dataset_size, 10000u);
-  auto train_loader =
-      torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
-          std::move(train_dataset), kTrainBatchSize);
+  auto train_loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
+      std::move(train_dataset), kTrainBatchSize);
 
   auto test_dataset =
       torch::data::datasets::MNIST(kDataRoot, torch::data::datasets::MNIST::Mode::kTest)

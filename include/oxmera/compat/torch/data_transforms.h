@@ -135,16 +135,22 @@ class TensorLambda : public TensorTransform<Target>, private detail::HeldFunctio
 
 // (x - mean) / stddev with mean and stddev f32 [C, 1, 1] (one value, or one per channel of a
 // [C, H, W] data tensor), broadcast as LibTorch does; a zero stddev gives inf/nan, as there.
+// They are made on the CPU (data sets live there whatever the default device) and follow the
+// input to its device.
 template <class Target = Tensor>
 struct Normalize : public TensorTransform<Target> {
   Normalize(ArrayRef<double> mean, ArrayRef<double> stddev)
       : mean(channel_values(mean)), stddev(channel_values(stddev)) {}
-  Tensor operator()(Tensor input) override { return input.sub(mean).div(stddev); }
+  Tensor operator()(Tensor input) override {
+    return input.sub(mean.to(input.device())).div(stddev.to(input.device()));
+  }
   Tensor mean, stddev;
 
  private:
   static Tensor channel_values(ArrayRef<double> values) {
-    return torch::tensor(values.vec(), kFloat32).unsqueeze(1).unsqueeze(2);
+    return torch::tensor(values.vec(), TensorOptions(kFloat32).device(kCPU))
+        .unsqueeze(1)
+        .unsqueeze(2);
   }
 };
 
