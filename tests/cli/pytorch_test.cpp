@@ -78,11 +78,11 @@ TEST_F(PytorchCli, ConvertRefusesBadInput) {
   EXPECT_FALSE(fs::exists(out));
   {
     std::ofstream evil(dir_ / "evil.pt", std::ios::binary);
-    evil << std::string(
+    static const char kPickle[] =
         "\x80\x02"
         "cos\nsystem\n"
-        "X\x02\x00\x00\x00id\x85R.",
-        25);
+        "X\x02\x00\x00\x00id\x85R.";
+    evil << std::string(kPickle, sizeof(kPickle) - 1);  // the embedded zeros included
   }
   const auto legacy = run_oxmera({"convert", (dir_ / "evil.pt").string(), out}, dir_);
   EXPECT_EQ(legacy.code, 2) << describe(legacy);
