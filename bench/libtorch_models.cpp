@@ -29,12 +29,17 @@ torch::Tensor classes(std::vector<int64_t> shape, int64_t count, uint64_t seed) 
   return torch::from_blob(values.data(), shape, torch::kInt64).clone();
 }
 
+// With `bf16`, the twin of oxmera's autocast rows: LibTorch's C++ API has no autocast, so the
+// model and its floating inputs are cast to bf16 by hand and the loss is taken in f32, where
+// autocast would put it.
 template <class Model, class Optimizer>
 Timing time_steps(Model& model, Optimizer& opt, const torch::Tensor& x, const torch::Tensor& y,
-                  int64_t classes_out) {
+                  int64_t classes_out, bool bf16 = false) {
+  const torch::Tensor input = bf16 && x.is_floating_point() ? x.to(torch::kBFloat16) : x;
   return median_seconds([&] {
     opt.zero_grad();
-    const torch::Tensor logits = model->forward(x).reshape({-1, classes_out});
+    torch::Tensor logits = model->forward(input).reshape({-1, classes_out});
+    if (bf16) logits = logits.to(torch::kFloat32);
     torch::nn::functional::cross_entropy(logits, y.reshape({-1})).backward();
     opt.step();
   });
@@ -50,16 +55,17 @@ Timing mlp_step() {
                     10);
 }
 
-Timing cnn_step() {
+Timing cnn_step(bool bf16) {
   torch::manual_seed(0);
   namespace nn = torch::nn;
   nn::Sequential model(
       nn::Conv2d(nn::Conv2dOptions(1, 32, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
       nn::Conv2d(nn::Conv2dOptions(32, 64, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
       nn::Flatten(), nn::Linear(1600, 128), nn::ReLU(), nn::Linear(128, 10));
+  if (bf16) model->to(torch::kBFloat16);
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(1e-3));
   return time_steps(model, opt, host({kCnnBatch, 1, 28, 28}, kSeedA),
-                    classes({kCnnBatch}, 10, kSeedB), 10);
+                    classes({kCnnBatch}, 10, kSeedB), 10, bf16);
 }
 
 struct BlockImpl : torch::nn::Module {
@@ -110,12 +116,13 @@ struct CharGptImpl : torch::nn::Module {
 };
 TORCH_MODULE(CharGpt);
 
-Timing chargpt_step() {
+Timing chargpt_step(bool bf16) {
   torch::manual_seed(0);
   CharGpt model;
+  if (bf16) model->to(torch::kBFloat16);
   torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(3e-4));
   return time_steps(model, opt, classes({kGptBatch, kGptContext}, kGptVocab, kSeedA),
-                    classes({kGptBatch, kGptContext}, kGptVocab, kSeedB), kGptVocab);
+                    classes({kGptBatch, kGptContext}, kGptVocab, kSeedB), kGptVocab, bf16);
 }
 
 }  // namespace
@@ -123,8 +130,10 @@ Timing chargpt_step() {
 Timing libtorch_model_seconds(std::string_view id) {
   static const std::map<std::string_view, std::function<Timing()>> table = {
       {"mlp_step", mlp_step},
-      {"cnn_step", cnn_step},
-      {"chargpt_step", chargpt_step},
+      {"cnn_step", [] { return cnn_step(false); }},
+      {"chargpt_step", [] { return chargpt_step(false); }},
+      {"cnn_step_amp", [] { return cnn_step(true); }},
+      {"chargpt_step_amp", [] { return chargpt_step(true); }},
       {"fmnist_epoch", libtorch_fmnist_epoch}};
   const auto it = table.find(id);
   return it == table.end() ? std::nullopt : it->second();

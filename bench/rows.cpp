@@ -112,6 +112,8 @@ const std::vector<Spec>& specs() {
       {"mlp_step", "ms", false, 1e3},
       {"cnn_step", "ms", false, 1e3},
       {"chargpt_step", "ms", false, 1e3},
+      {"cnn_step_amp", "ms", false, 1e3},
+      {"chargpt_step_amp", "ms", false, 1e3},
       {"fmnist_epoch", "s", false, 1.0},
   };
   return table;

@@ -1,6 +1,7 @@
 #pragma once
 // Everything oxmera offers, in one include.
 
+#include "oxmera/amp.h"
 #include "oxmera/autograd.h"
 #include "oxmera/core/device.h"
 #include "oxmera/core/dtype.h"

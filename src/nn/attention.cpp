@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "amp/autocast_policy.h"
 #include "oxmera/nn/functional.h"
 #include "oxmera/nn/init.h"
 
@@ -50,6 +51,11 @@ namespace functional {
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const AttentionOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, query}) {
+    AttentionOptions cast_options = options;
+    cast_options.attn_mask = cast(options.attn_mask);
+    return scaled_dot_product_attention(cast(query), cast(key), cast(value), cast_options);
+  }
   constexpr const char* kOp = "scaled_dot_product_attention";
   OX_CHECK(query.dim() >= 2 && key.dim() >= 2 && value.dim() >= 2, Shape, kOp,
            "query, key and value need at least 2 dims ([..., L, E]), got ", query.shape(), ", ",

@@ -3,6 +3,7 @@
 
 #include "oxmera/nn/functional.h"
 
+#include "amp/autocast_policy.h"
 #include "oxmera/autograd.h"
 
 namespace ox::nn::functional {
@@ -19,6 +20,8 @@ Tensor per_channel(const Tensor& t, int64_t dims) {
 }  // namespace
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, input})
+    return linear(cast(input), cast(weight), cast(bias));
   OX_CHECK(input.defined() && weight.defined(), Value, "linear",
            "input and weight must be defined");
   OX_CHECK(weight.dim() == 2 && input.dim() >= 1 && input.size(-1) == weight.size(1), Shape,
@@ -62,6 +65,8 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return group_norm(cast(input), num_groups, cast(weight), cast(bias), eps);
   OX_CHECK(input.dim() >= 2, Shape, "group_norm", "input must be [N, C, ...], got ", input.shape());
   const int64_t channels = input.size(1);
   OX_CHECK(num_groups > 0 && channels % num_groups == 0, Value, "group_norm", channels,
@@ -82,6 +87,10 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
+  // On autocast's f32 list: the statistics of a 16-bit activation are taken in f32.
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return batch_norm(cast(input), running_mean, running_var, cast(weight), cast(bias), training,
+                      momentum, eps);
   OX_CHECK(input.dim() >= 2, Shape, "batch_norm", "input must be [N, C, ...], got ", input.shape());
   OX_CHECK(is_floating(input.dtype()), DType, "batch_norm", "input must be floating, got ",
            input.dtype());
@@ -130,7 +139,8 @@ Tensor dropout2d(const Tensor& input, double p, bool training, Generator* gen) {
   Shape mask_shape = input.shape();
   for (size_t d = input.dim() == 4 ? 2 : 1; d < mask_shape.size(); ++d) mask_shape[d] = 1;
   if (p == 1) return input * zeros(mask_shape, {.dtype = input.dtype(), .device = input.device()});
-  const Tensor keep = bernoulli(mask_shape, 1 - p, {.dtype = input.dtype(), .device = input.device()}, gen);
+  const Tensor keep =
+      bernoulli(mask_shape, 1 - p, {.dtype = input.dtype(), .device = input.device()}, gen);
   return input * (keep * (1.0 / (1.0 - p)));
 }
 

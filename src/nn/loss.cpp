@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "amp/autocast_policy.h"
 #include "nn/reduction.h"
 #include "oxmera/autograd.h"
 #include "oxmera/core/layout.h"
@@ -83,12 +84,16 @@ Tensor clamped_log(const Tensor& x) {
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return mse_loss(cast(input), cast(target), options);
   const Reduction reduction = parse_reduction(options.reduction, "mse_loss");
   check_pair(input, target, "mse_loss");
   return reduce(ox::square(ox::sub(input, target)), reduction);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return l1_loss(cast(input), cast(target), options);
   const Reduction reduction = parse_reduction(options.reduction, "l1_loss");
   check_pair(input, target, "l1_loss");
   return reduce(ox::abs(ox::sub(input, target)), reduction);
@@ -96,6 +101,8 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossOptions& o
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return smooth_l1_loss(cast(input), cast(target), options);
   const char* op = "smooth_l1_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -108,6 +115,8 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return huber_loss(cast(input), cast(target), options);
   const char* op = "huber_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -120,6 +129,8 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOpti
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return functional::cross_entropy(cast(input), cast(target), options);
   const char* op = "cross_entropy";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -153,6 +164,8 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return nll_loss(cast(input), target, options);
   const char* op = "nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -196,6 +209,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions&
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BCELossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return binary_cross_entropy(cast(input), cast(target), options);
   const char* op = "binary_cross_entropy";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -216,6 +231,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BCEWithLogitsLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return binary_cross_entropy_with_logits(cast(input), cast(target), options);
   const char* op = "binary_cross_entropy_with_logits";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -237,6 +254,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return kl_div(cast(input), cast(target), options);
   const char* op = "kl_div";
   const Reduction reduction = parse_reduction(options.reduction, op, /*allow_batchmean=*/true);
   check_pair(input, target, op);
@@ -257,6 +276,8 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivLossOptions&
 
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                              const CosineEmbeddingLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input1})
+    return cosine_embedding_loss(cast(input1), cast(input2), target, options);
   const char* op = "cosine_embedding_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input1, op, "input1");
@@ -283,6 +304,8 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
 
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                            const MarginRankingLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input1})
+    return margin_ranking_loss(cast(input1), cast(input2), cast(target), options);
   const char* op = "margin_ranking_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input1, op, "input1");
@@ -299,6 +322,8 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
 
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            const TripletMarginLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, anchor})
+    return triplet_margin_loss(cast(anchor), cast(positive), cast(negative), options);
   const char* op = "triplet_margin_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(anchor, op, "anchor");
@@ -322,6 +347,8 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
 
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
                         const PoissonNLLLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return poisson_nll_loss(cast(input), cast(target), options);
   const char* op = "poisson_nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -341,6 +368,8 @@ Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
 
 Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
                          const GaussianNLLLossOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, input})
+    return gaussian_nll_loss(cast(input), cast(target), cast(var), options);
   const char* op = "gaussian_nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "oxmera/amp/autocast.h"
 #include "oxmera/autograd.h"
 
 namespace ox::nn {
@@ -260,6 +261,8 @@ std::ostream& operator<<(std::ostream& os, const Module& module) {
 }
 
 void check_input_dtype(const char* layer, const Tensor& input, const Tensor& parameter) {
+  // Under autocast the layer's op casts its inputs itself (docs/MIXED_PRECISION.md).
+  if (amp::is_autocast_enabled(input.device().type())) return;
   OX_CHECK(input.dtype() == parameter.dtype(), DType, layer, "input dtype ", input.dtype(),
            " does not match the parameters' ", parameter.dtype(),
            " (modules do not promote; convert the input or call module->to(", input.dtype(), "))");

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 
+#include "amp/autocast_policy.h"
 #include "autograd/record.h"
 #include "ops/op_util.h"
 
@@ -384,11 +385,15 @@ Tensor conv2d_checked(const Tensor& input, const Tensor& weight, const Tensor& b
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const Conv2dOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, input})
+    return conv2d(cast(input), cast(weight), cast(bias), options);
   return conv2d_checked(input, weight, bias, options, "conv2d");
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
               const Conv1dOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, input})
+    return conv1d(cast(input), cast(weight), cast(bias), options);
   const char* op = "conv1d";
   ops::impl_of(input, op);
   ops::impl_of(weight, op);
@@ -486,6 +491,8 @@ Tensor conv2d_weight_grad(const Tensor& input, const Shape& weight_shape, const 
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         const ConvTranspose2dOptions& options) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, input})
+    return conv_transpose2d(cast(input), cast(weight), cast(bias), options);
   const char* op = "conv_transpose2d";
   ops::impl_of(input, op);
   ops::impl_of(weight, op);

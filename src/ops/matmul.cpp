@@ -2,6 +2,7 @@
 // tensordot, all through the backend's one batched matmul primitive.
 
 #include "ops/matmul.h"
+#include "amp/autocast_policy.h"
 #include "autograd/record.h"
 
 #include <algorithm>
@@ -106,6 +107,7 @@ void check_scalars(DType dt, const Scalar& beta, const Scalar& alpha, const char
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, a}) return matmul(cast(a), cast(b));
   const char* op = "matmul";
   Operands o = prepare(a, b, op);
   OX_CHECK(a.dim() >= 1 && b.dim() >= 1, Shape, op, "needs operands of at least 1 dimension, got ",
@@ -131,6 +133,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, a}) return mm(cast(a), cast(b));
   Operands o = prepare(a, b, "mm");
   OX_CHECK(a.dim() == 2 && b.dim() == 2, Shape, "mm", "expects 2-D tensors, got shapes ", a.shape(),
            " and ", b.shape());
@@ -139,6 +142,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, a}) return bmm(cast(a), cast(b));
   Operands o = prepare(a, b, "bmm");
   OX_CHECK(a.dim() == 3 && b.dim() == 3, Shape, "bmm", "expects 3-D tensors, got shapes ",
            a.shape(), " and ", b.shape());
@@ -149,6 +153,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& a, const Tensor& v) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, a}) return mv(cast(a), cast(v));
   Operands o = prepare(a, v, "mv");
   OX_CHECK(a.dim() == 2 && v.dim() == 1, Shape, "mv",
            "expects a 2-D matrix and a 1-D vector, got shapes ", a.shape(), " and ", v.shape());
@@ -176,6 +181,8 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta,
              const Scalar& alpha) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, a})
+    return addmm(cast(input), cast(a), cast(b), beta, alpha);
   const char* op = "addmm";
   ops::impl_of(input, op);
   Operands o = prepare(a, b, op);
@@ -190,6 +197,8 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 
 Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta,
                const Scalar& alpha) {
+  if (amp::OpCast cast{amp::CastPolicy::LowerPrecision, a})
+    return baddbmm(cast(input), cast(a), cast(b), beta, alpha);
   const char* op = "baddbmm";
   ops::impl_of(input, op);
   Operands o = prepare(a, b, op);

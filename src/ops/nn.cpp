@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "amp/autocast_policy.h"
 #include "autograd/record.h"
 #include "ops/op_util.h"
 
@@ -205,10 +206,12 @@ Tensor softmax_recorded(const Tensor& x, int64_t dim, std::optional<DType> dtype
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return softmax(cast(x), dim, dtype);
   if (autograd::needs_grad({&x})) return softmax_recorded(x, dim, dtype, false, "softmax");
   return softmax_impl(x, dim, dtype, false, "softmax");
 }
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return log_softmax(cast(x), dim, dtype);
   if (autograd::needs_grad({&x})) return softmax_recorded(x, dim, dtype, true, "log_softmax");
   return softmax_impl(x, dim, dtype, true, "log_softmax");
 }
@@ -261,6 +264,8 @@ NormResult norm_recorded(const Tensor& x, const Shape& normalized, const Tensor&
 
 NormResult layer_norm_forward(const Tensor& x, const Shape& normalized, const Tensor& weight,
                               const Tensor& bias, double eps) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x})
+    return layer_norm_forward(cast(x), normalized, cast(weight), cast(bias), eps);
   if (autograd::needs_grad({&x, &weight, &bias}))
     return norm_recorded(x, normalized, weight, bias, eps, false, "layer_norm");
   return norm_forward(x, normalized, weight, bias, eps, false, "layer_norm");
@@ -278,6 +283,8 @@ NormGrads layer_norm_backward(const Tensor& grad_out, const Tensor& x, const Sha
 
 NormResult rms_norm_forward(const Tensor& x, const Shape& normalized, const Tensor& weight,
                             std::optional<double> eps) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x})
+    return rms_norm_forward(cast(x), normalized, cast(weight), eps);
   ops::impl_of(x, "rms_norm");
   if (autograd::needs_grad({&x, &weight}))
     return norm_recorded(x, normalized, weight, Tensor(), eps.value_or(default_rms_eps(x.dtype())),
@@ -402,6 +409,8 @@ CrossEntropyResult cross_entropy_impl(const Tensor& logits, const Tensor& target
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& o) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, logits})
+    return cross_entropy(cast(logits), target, o);
   return cross_entropy_forward(logits, target, o).loss;
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "amp/autocast_policy.h"
 #include "autograd/record.h"
 #include "ops/op_util.h"
 #include "oxmera/linalg.h"
@@ -280,6 +281,7 @@ std::tuple<Tensor, Tensor> indexed_extreme(const Tensor& x, int64_t dim, bool ke
 }  // namespace
 
 Tensor sum(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dtype) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return sum(cast(x), dims, keepdim, dtype);
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "sum", x, dims, [&] { return sum(x, dims, keepdim, dtype); },
@@ -305,6 +307,7 @@ Tensor mean(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dt
 }
 
 Tensor prod(const Tensor& x, std::optional<DType> dtype) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return prod(cast(x), dtype);
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "prod", x, {}, [&] { return prod(x, dtype); },
@@ -314,6 +317,7 @@ Tensor prod(const Tensor& x, std::optional<DType> dtype) {
   return sum_like(x, {}, false, dtype, ReduceOp::Prod, "prod");
 }
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dtype) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return prod(cast(x), dim, keepdim, dtype);
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "prod", x, dim, [&] { return prod(x, dim, keepdim, dtype); },
@@ -392,6 +396,7 @@ Tensor std(const Tensor& x, DimList dims, double correction, bool keepdim) {
 }
 
 Tensor logsumexp(const Tensor& x, DimList dims, bool keepdim) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return logsumexp(cast(x), dims, keepdim);
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "logsumexp", x, dims, [&] { return logsumexp(x, dims, keepdim); },
@@ -404,6 +409,7 @@ Tensor logsumexp(const Tensor& x, DimList dims, bool keepdim) {
 }
 
 Tensor norm(const Tensor& x, double p, DimList dims, bool keepdim) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return norm(cast(x), p, dims, keepdim);
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "norm", x, dims, [&] { return norm(x, p, dims, keepdim); },
@@ -419,6 +425,7 @@ Tensor norm(const Tensor& x, double p, DimList dims, bool keepdim) {
   return reduce_into(x, r, ReduceOp::Norm, x.dtype(), keepdim, "norm", {.p = p});
 }
 Tensor norm(const Tensor& x, std::string_view p, DimList dims, bool keepdim) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return norm(cast(x), p, dims, keepdim);
   if (p == "nuc") {
     // torch.norm: the matrix norm over two dims, those of a 2-d tensor when none are given.
     OX_CHECK(!dims.empty() || x.dim() == 2, Shape, "norm",
@@ -447,6 +454,7 @@ Tensor count_nonzero(const Tensor& x, DimList dims) {
 }
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return cumsum(cast(x), dim, dtype);
   return scan_sum_prod(x, dim, dtype, ScanOp::Sum, "cumsum");
 }
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "amp/autocast_policy.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "ops/op_util.h"
@@ -160,22 +161,28 @@ Tensor unary_op(const Tensor& x, UnaryOp op, const UnaryParams& params = {}) {
   return out;
 }
 
+// The unary ops on autocast's f32 list (docs/MIXED_PRECISION.md).
+Tensor f32_unary_op(const Tensor& x, UnaryOp op, const UnaryParams& params = {}) {
+  if (amp::OpCast cast{amp::CastPolicy::Float32, x}) return unary_op(cast(x), op, params);
+  return unary_op(x, op, params);
+}
+
 }  // namespace
 
 Tensor neg(const Tensor& x) { return unary_op(x, UnaryOp::Neg); }
 Tensor abs(const Tensor& x) { return unary_op(x, UnaryOp::Abs); }
 Tensor sign(const Tensor& x) { return unary_op(x, UnaryOp::Sign); }
 Tensor square(const Tensor& x) { return unary_op(x, UnaryOp::Square); }
-Tensor exp(const Tensor& x) { return unary_op(x, UnaryOp::Exp); }
+Tensor exp(const Tensor& x) { return f32_unary_op(x, UnaryOp::Exp); }
 Tensor exp2(const Tensor& x) { return unary_op(x, UnaryOp::Exp2); }
-Tensor expm1(const Tensor& x) { return unary_op(x, UnaryOp::Expm1); }
-Tensor log(const Tensor& x) { return unary_op(x, UnaryOp::Log); }
-Tensor log2(const Tensor& x) { return unary_op(x, UnaryOp::Log2); }
-Tensor log10(const Tensor& x) { return unary_op(x, UnaryOp::Log10); }
-Tensor log1p(const Tensor& x) { return unary_op(x, UnaryOp::Log1p); }
+Tensor expm1(const Tensor& x) { return f32_unary_op(x, UnaryOp::Expm1); }
+Tensor log(const Tensor& x) { return f32_unary_op(x, UnaryOp::Log); }
+Tensor log2(const Tensor& x) { return f32_unary_op(x, UnaryOp::Log2); }
+Tensor log10(const Tensor& x) { return f32_unary_op(x, UnaryOp::Log10); }
+Tensor log1p(const Tensor& x) { return f32_unary_op(x, UnaryOp::Log1p); }
 Tensor sqrt(const Tensor& x) { return unary_op(x, UnaryOp::Sqrt); }
-Tensor rsqrt(const Tensor& x) { return unary_op(x, UnaryOp::Rsqrt); }
-Tensor reciprocal(const Tensor& x) { return unary_op(x, UnaryOp::Reciprocal); }
+Tensor rsqrt(const Tensor& x) { return f32_unary_op(x, UnaryOp::Rsqrt); }
+Tensor reciprocal(const Tensor& x) { return f32_unary_op(x, UnaryOp::Reciprocal); }
 Tensor sin(const Tensor& x) { return unary_op(x, UnaryOp::Sin); }
 Tensor cos(const Tensor& x) { return unary_op(x, UnaryOp::Cos); }
 Tensor tan(const Tensor& x) { return unary_op(x, UnaryOp::Tan); }
@@ -200,7 +207,7 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
 Tensor silu(const Tensor& x) { return unary_op(x, UnaryOp::Silu); }
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   OX_CHECK(beta != 0, Value, "softplus", "beta must be nonzero");
-  return unary_op(x, UnaryOp::Softplus, {beta, threshold});
+  return f32_unary_op(x, UnaryOp::Softplus, {beta, threshold});
 }
 Tensor mish(const Tensor& x) { return unary_op(x, UnaryOp::Mish); }
 Tensor erf(const Tensor& x) { return unary_op(x, UnaryOp::Erf); }
