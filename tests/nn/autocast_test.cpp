@@ -370,3 +370,45 @@ TEST(Autocast, ModulesTakeMixedInputsAndTrain) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every parameter has a finite gradient in its own dtype.
+void expect_finite_grads(const nn::Module& m, DType dtype, const std::string& what) {
+  for (const auto& [name, p] : m.named_parameters()) {
+    ASSERT_TRUE(p.grad().defined()) << what << " " << name;
+    EXPECT_EQ(p.grad().dtype(), dtype) << what << " " << name;
+    EXPECT_TRUE(isfinite(p.grad()).all().item<bool>()) << what << " " << name;
+  }
+}
+
+TEST(Autocast, TransformerAndRecurrentLayersRunUnderIt) {
+  manual_seed(9);
+  nn::TransformerEncoderLayer layer(
+      16, 4, {.dim_feedforward = 32, .dropout = 0.0, .batch_first = true, .norm_first = true});
+  const Tensor x = sample({2, 5, 16}, 101);
+  Tensor y;
+  {
+    Autocast autocast(DeviceType::CPU, kBF16);
+    y = layer->forward(x);
+  }
+  EXPECT_EQ(y.dtype(), kF32);  // the residual sum promotes the bf16 branch into the f32 stream
+  sum(y * y).backward();
+  expect_finite_grads(*layer, kF32, "TransformerEncoderLayer");
+  // Within bf16's precision of the f32 layer on the same input (one bf16 GEMM per projection).
+  const Tensor want = layer->forward(x);
+  EXPECT_TRUE(allclose(y, want, 5e-2, 5e-2));
+
+  nn::LSTM lstm(8, 12, {.num_layers = 2});
+  const Tensor seq = sample({6, 3, 8}, 102);
+  Tensor out;
+  {
+    Autocast autocast(DeviceType::CPU, kBF16);
+    out = std::get<0>(lstm->forward(seq));
+  }
+  sum(out * out).backward();
+  expect_finite_grads(*lstm, kF32, "LSTM");
+  EXPECT_TRUE(allclose(out.to(kF32), std::get<0>(lstm->forward(seq)), 5e-2, 5e-2));
+}
+
+}  // namespace
