@@ -21,6 +21,13 @@ using namespace ox;
 using namespace oxtest;
 using amp::Autocast;
 
+// The suite's tensors are on the default device (the CPU, or a GPU under OXMERA_TEST_DEVICE):
+// autocast is opened for its type.
+DeviceType device_type() { return default_device().type(); }
+DeviceType other_device_type() {
+  return device_type() == DeviceType::CPU ? DeviceType::CUDA : DeviceType::CPU;
+}
+
 // Round to the nearest bf16 (ties to even), written here from the bit layout.
 double round_bf16(double x) {
   uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(x));
@@ -88,7 +95,7 @@ TEST(Autocast, LowerPrecisionOpsRunInTheAutocastDtype) {
     for (const Case& c : cases) {
       Tensor got;
       {
-        Autocast autocast(DeviceType::CPU, low);
+        Autocast autocast(device_type(), low);
         got = c.run();
       }
       EXPECT_EQ(got.dtype(), low) << c.name;
@@ -103,7 +110,7 @@ TEST(Autocast, LinearMatchesBf16RoundedLoop) {
   const Tensor x = sample({3, 5}, 21), w = sample({4, 5}, 22), b = sample({4}, 23);
   Tensor y;
   {
-    Autocast autocast(DeviceType::CPU, kBF16);
+    Autocast autocast(device_type(), kBF16);
     y = nn::functional::linear(x, w, b);
   }
   ASSERT_EQ(y.dtype(), kBF16);
@@ -164,7 +171,7 @@ TEST(Autocast, Float32OpsRunInFloat32) {
   for (const Case& c : cases) {
     Tensor got;
     {
-      Autocast autocast(DeviceType::CPU, kBF16);
+      Autocast autocast(device_type(), kBF16);
       got = c.run();
     }
     EXPECT_EQ(got.dtype(), kF32) << c.name;
@@ -173,7 +180,7 @@ TEST(Autocast, Float32OpsRunInFloat32) {
 }
 
 TEST(Autocast, OtherOpsFollowTheirInputs) {
-  Autocast autocast(DeviceType::CPU, kBF16);
+  Autocast autocast(device_type(), kBF16);
   const Tensor h = sample({4}, 41, kBF16), f = sample({4}, 42), d = sample({4, 4}, 43, kF64);
   EXPECT_EQ(relu(h).dtype(), kBF16);
   EXPECT_EQ(gelu(h).dtype(), kBF16);
@@ -188,45 +195,45 @@ TEST(Autocast, OtherOpsFollowTheirInputs) {
 
 TEST(Autocast, ScopesNestDisableAndRestore) {
   const Tensor a = sample({2, 3}, 51), b = sample({3, 2}, 52);
-  EXPECT_FALSE(amp::is_autocast_enabled(DeviceType::CPU));
+  EXPECT_FALSE(amp::is_autocast_enabled(device_type()));
   {
-    Autocast outer(DeviceType::CPU);  // the CPU's default: bf16
-    EXPECT_TRUE(amp::is_autocast_enabled(DeviceType::CPU));
-    EXPECT_EQ(amp::get_autocast_dtype(DeviceType::CPU), kBF16);
-    EXPECT_EQ(matmul(a, b).dtype(), kBF16);
+    Autocast outer(device_type());  // the device type's default: bf16 on the CPU, f16 on CUDA
+    EXPECT_TRUE(amp::is_autocast_enabled(device_type()));
+    const DType by_default = device_type() == DeviceType::CPU ? kBF16 : kF16;
+    EXPECT_EQ(amp::get_autocast_dtype(device_type()), by_default);
+    EXPECT_EQ(matmul(a, b).dtype(), by_default);
     {
-      Autocast off(DeviceType::CPU, std::nullopt, /*enabled=*/false);
-      EXPECT_FALSE(amp::is_autocast_enabled(DeviceType::CPU));
+      Autocast off(device_type(), std::nullopt, /*enabled=*/false);
+      EXPECT_FALSE(amp::is_autocast_enabled(device_type()));
       EXPECT_EQ(matmul(a, b).dtype(), kF32);
       {
-        Autocast f16(DeviceType::CPU, kF16);
+        Autocast f16(device_type(), kF16);
         EXPECT_EQ(matmul(a, b).dtype(), kF16);
       }
       EXPECT_EQ(matmul(a, b).dtype(), kF32);
     }
-    EXPECT_EQ(matmul(a, b).dtype(), kBF16);
-    // Autocast for another device type changes nothing for CPU tensors.
+    EXPECT_EQ(matmul(a, b).dtype(), by_default);
+    // Autocast for another device type changes nothing for this one's tensors.
     {
-      Autocast cuda(DeviceType::CUDA, std::nullopt, /*enabled=*/false);
-      EXPECT_EQ(matmul(a, b).dtype(), kBF16);
-      EXPECT_EQ(amp::get_autocast_dtype(DeviceType::CUDA), kF16);
+      Autocast other(other_device_type(), std::nullopt, /*enabled=*/false);
+      EXPECT_EQ(matmul(a, b).dtype(), by_default);
     }
   }
-  EXPECT_FALSE(amp::is_autocast_enabled(DeviceType::CPU));
+  EXPECT_FALSE(amp::is_autocast_enabled(device_type()));
   EXPECT_EQ(matmul(a, b).dtype(), kF32);
   {
-    Autocast cuda_only(DeviceType::CUDA);
-    EXPECT_EQ(matmul(a, b).dtype(), kF32);  // CPU tensors: CPU autocast is off
+    Autocast other_only(other_device_type());
+    EXPECT_EQ(matmul(a, b).dtype(), kF32);  // autocast is off for this device type
   }
 }
 
 TEST(Autocast, StateIsPerThread) {
   const Tensor a = sample({2, 3}, 61), b = sample({3, 2}, 62);
-  Autocast autocast(DeviceType::CPU, kBF16);
+  Autocast autocast(device_type(), kBF16);
   DType other = kBool;
   bool other_enabled = true;
   std::thread t([&] {
-    other_enabled = amp::is_autocast_enabled(DeviceType::CPU);
+    other_enabled = amp::is_autocast_enabled(device_type());
     other = matmul(a, b).dtype();
   });
   t.join();
@@ -237,11 +244,11 @@ TEST(Autocast, StateIsPerThread) {
 
 TEST(Autocast, RefusesNonHalfDtypes) {
   for (DType dt : {kF32, kF64, kI32}) {
-    const Error e = caught([&] { Autocast a(DeviceType::CPU, dt); });
+    const Error e = caught([&] { Autocast a(device_type(), dt); });
     EXPECT_EQ(e.kind(), ErrorKind::DType);
     EXPECT_TRUE(contains(e, "Autocast")) << e.what();
   }
-  EXPECT_FALSE(amp::is_autocast_enabled(DeviceType::CPU));  // a refused guard changed nothing
+  EXPECT_FALSE(amp::is_autocast_enabled(device_type()));  // a refused guard changed nothing
 }
 
 // The nodes of the graph that produced t.
@@ -270,7 +277,7 @@ TEST(Autocast, WeightsAreCastOncePerScope) {
   Tensor w = sample({4, 5}, 72).requires_grad_();
   const Tensor frozen = sample({4, 5}, 73);  // no grad: not cached
   {
-    Autocast autocast(DeviceType::CPU, kBF16);
+    Autocast autocast(device_type(), kBF16);
     EXPECT_EQ(amp::cast_cache_size(), 0u);
     const Tensor y1 = nn::functional::linear(x, w);
     const Tensor y2 = nn::functional::linear(x * 2, w);
@@ -278,14 +285,14 @@ TEST(Autocast, WeightsAreCastOncePerScope) {
     // Both products read the same cast of w: its node is in both graphs, besides w's own.
     const size_t cached_shared = shared_nodes(y1, y2);
     {
-      Autocast uncached(DeviceType::CPU, kBF16, true, /*cache_enabled=*/false);
+      Autocast uncached(device_type(), kBF16, true, /*cache_enabled=*/false);
       const Tensor z1 = nn::functional::linear(x, w), z2 = nn::functional::linear(x * 2, w);
       EXPECT_GT(cached_shared, shared_nodes(z1, z2));
     }
     (void)nn::functional::linear(x, frozen);
     EXPECT_EQ(amp::cast_cache_size(), 1u);
     {
-      Autocast inner(DeviceType::CPU, kBF16);  // a nested scope keeps the outer cache
+      Autocast inner(device_type(), kBF16);  // a nested scope keeps the outer cache
       (void)nn::functional::linear(x, w);
       EXPECT_EQ(amp::cast_cache_size(), 1u);
     }
@@ -302,7 +309,7 @@ TEST(Autocast, WeightsAreCastOncePerScope) {
   }
   EXPECT_EQ(amp::cast_cache_size(), 0u);  // emptied with the outermost scope
   {
-    Autocast no_cache(DeviceType::CPU, kBF16, true, /*cache_enabled=*/false);
+    Autocast no_cache(device_type(), kBF16, true, /*cache_enabled=*/false);
     (void)nn::functional::linear(x, w);
     EXPECT_EQ(amp::cast_cache_size(), 0u);
   }
@@ -316,7 +323,7 @@ TEST(Autocast, GradientsReachFloat32ParametersInTheirDtype) {
   const Tensor x = sample({n, in}, 81);
   Tensor w = sample({out, in}, 82).requires_grad_(), b = sample({out}, 83).requires_grad_();
   {
-    Autocast autocast(DeviceType::CPU, kBF16);
+    Autocast autocast(device_type(), kBF16);
     const Tensor y = nn::functional::linear(x, w, b);
     ASSERT_EQ(y.dtype(), kBF16);
     const Tensor loss = sum(y);
@@ -350,7 +357,7 @@ TEST(Autocast, ModulesTakeMixedInputsAndTrain) {
     opt.zero_grad();
     Tensor loss;
     {
-      Autocast autocast(DeviceType::CPU, kBF16);
+      Autocast autocast(device_type(), kBF16);
       const Tensor logits = net->forward(x);
       EXPECT_EQ(logits.dtype(), kBF16);
       loss = nn::functional::cross_entropy(logits, y);
@@ -389,7 +396,7 @@ TEST(Autocast, TransformerAndRecurrentLayersRunUnderIt) {
   const Tensor x = sample({2, 5, 16}, 101);
   Tensor y;
   {
-    Autocast autocast(DeviceType::CPU, kBF16);
+    Autocast autocast(device_type(), kBF16);
     y = layer->forward(x);
   }
   EXPECT_EQ(y.dtype(), kF32);  // the residual sum promotes the bf16 branch into the f32 stream
@@ -403,7 +410,7 @@ TEST(Autocast, TransformerAndRecurrentLayersRunUnderIt) {
   const Tensor seq = sample({6, 3, 8}, 102);
   Tensor out;
   {
-    Autocast autocast(DeviceType::CPU, kBF16);
+    Autocast autocast(device_type(), kBF16);
     out = std::get<0>(lstm->forward(seq));
   }
   sum(out * out).backward();
