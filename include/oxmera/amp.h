@@ -1,3 +1,4 @@
 #pragma once
-// Mixed precision (docs/MIXED_PRECISION.md): autocast scopes.
+// Mixed precision (ox::amp, docs/MIXED_PRECISION.md): autocast scopes and loss scaling.
 #include "oxmera/amp/autocast.h"
+#include "oxmera/amp/grad_scaler.h"

@@ -1,7 +1,7 @@
 // A checkpoint is one safetensors file: each part's state_dict under a prefix ("model.",
-// "optimizer.", "scheduler.", "extra."), the generator as "rng.seed"/"rng.offset" (0-d i64 holding
-// the u64 bits), and metadata naming the format with the step and epoch, and the CRC32C of
-// every tensor's bytes (io::kChecksumKey), verified on load.
+// "optimizer.", "scheduler.", "scaler.", "extra."), the generator as "rng.seed"/"rng.offset" (0-d
+// i64 holding the u64 bits), and metadata naming the format with the step and epoch, and the CRC32C
+// of every tensor's bytes (io::kChecksumKey), verified on load.
 
 #include "oxmera/io/checkpoint.h"
 
@@ -9,6 +9,7 @@
 #include <bit>
 
 #include "io/safetensors_internal.h"
+#include "oxmera/amp/grad_scaler.h"
 #include "oxmera/io/safetensors.h"
 
 namespace ox {
@@ -82,7 +83,9 @@ void visit_scheduler(const Checkpoint& c, F&& fn) {
     fn(**s);
 }
 
-Tensor u64_tensor(uint64_t v) { return full({}, std::bit_cast<int64_t>(v), {.dtype = kI64, .device = Device::cpu()}); }
+Tensor u64_tensor(uint64_t v) {
+  return full({}, std::bit_cast<int64_t>(v), {.dtype = kI64, .device = Device::cpu()});
+}
 
 int64_t parse_count(const std::map<std::string, std::string>& meta, const char* key,
                     const std::string& path) {
@@ -129,6 +132,10 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
     add_prefixed(tensors, "scheduler.", scheduler.state_dict());
     parts += "scheduler ";
   });
+  if (c.scaler && c.scaler->is_enabled()) {
+    add_prefixed(tensors, "scaler.", c.scaler->state_dict());
+    parts += "scaler ";
+  }
   if (c.rng) {
     tensors.insert("rng.seed", u64_tensor(c.rng->seed()));
     tensors.insert("rng.offset", u64_tensor(c.rng->offset()));
@@ -157,6 +164,7 @@ void load_checkpoint(const std::string& path, Checkpoint& c) {
   // Everything asked for must be present before anything changes.
   TensorDict model = part_of(all, "model.");
   const TensorDict optimizer = part_of(all, "optimizer."), scheduler = part_of(all, "scheduler.");
+  const TensorDict scaler = part_of(all, "scaler.");
   if (const auto aliases = meta.find("model_aliases"); aliases != meta.end())
     restore_aliases(model, aliases->second, path);
   const auto need = [&](bool wanted, const TensorDict& part, const char* what) {
@@ -168,6 +176,7 @@ void load_checkpoint(const std::string& path, Checkpoint& c) {
   bool wants_scheduler = false;
   visit_scheduler(c, [&](const auto&) { wants_scheduler = true; });
   need(wants_scheduler, scheduler, "scheduler");
+  need(c.scaler != nullptr && c.scaler->is_enabled(), scaler, "GradScaler");
   Tensor seed, offset;
   if (c.rng) {
     seed = required(all, "rng.seed", path);
@@ -178,18 +187,21 @@ void load_checkpoint(const std::string& path, Checkpoint& c) {
 
   // All or nothing: each part refuses a state that does not fit before changing, and the parts
   // loaded before a refusal get their own state back.
-  TensorDict model_before, optimizer_before, scheduler_before;
+  TensorDict model_before, optimizer_before, scheduler_before, scaler_before;
   if (c.model) model_before = cloned(c.model->state_dict());
   if (c.optimizer) optimizer_before = cloned(c.optimizer->state_dict());
   visit_scheduler(c, [&](const auto& s) { scheduler_before = s.state_dict(); });
+  if (c.scaler) scaler_before = c.scaler->state_dict();  // fresh host tensors already
   try {
     if (c.model) c.model->load_state_dict(model);
     if (c.optimizer) c.optimizer->load_state_dict(optimizer);
     visit_scheduler(c, [&](auto& s) { s.load_state_dict(scheduler); });
+    if (c.scaler) c.scaler->load_state_dict(scaler);
   } catch (...) {
     if (c.model) c.model->load_state_dict(model_before);
     if (c.optimizer) c.optimizer->load_state_dict(optimizer_before);
     visit_scheduler(c, [&](auto& s) { s.load_state_dict(scheduler_before); });
+    if (c.scaler) c.scaler->load_state_dict(scaler_before);
     throw;
   }
   if (c.rng) {

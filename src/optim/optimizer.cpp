@@ -74,8 +74,8 @@ TensorDict Optimizer::state_dict() const {
     std::vector<int64_t> numbers;
     for (size_t i = 0; i < group_params(g).size(); ++i, ++index)
       numbers.push_back(static_cast<int64_t>(index));
-    out.insert(prefix + "params",
-               tensor(numbers, {static_cast<int64_t>(numbers.size())}, {.dtype = kI64, .device = Device::cpu()}));
+    out.insert(prefix + "params", tensor(numbers, {static_cast<int64_t>(numbers.size())},
+                                         {.dtype = kI64, .device = Device::cpu()}));
   }
   for (size_t i = 0; i < state_.size(); ++i) {
     const std::string prefix = "state." + std::to_string(i) + ".";
@@ -128,6 +128,12 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
   }
   const std::vector<Tensor> params = parameters();
   std::vector<ParamState> state(total);
+  // A master-weights state is f32 whatever its parameter's dtype (its buffers were made on the
+  // master); other states follow their parameter.
+  const auto buffer_dtype = [&](size_t index) {
+    return dict.contains("state." + std::to_string(index) + ".master") ? kF32
+                                                                       : params[index].dtype();
+  };
   for (const auto& [key, value] : dict.items()) {
     if (key.rfind("param_groups.", 0) == 0) {
       OX_CHECK(known.contains(key), Value, op, "unknown state dict key '", key, "'");
@@ -147,7 +153,7 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
     }
     OX_CHECK(value.shape() == p.shape(), Shape, op, "'", key, "' has shape ", value.shape(),
              " but parameter ", index, " has shape ", p.shape());
-    Tensor copy = value.to(p.device(), p.dtype()).contiguous();
+    Tensor copy = value.to(p.device(), buffer_dtype(index)).contiguous();
     if (copy.is_same_storage(value)) copy = copy.clone();
     state[index].buffers.insert(field, copy.detach());
   }
@@ -158,13 +164,19 @@ void Optimizer::load_state_dict(const TensorDict& dict) {
 
 namespace detail {
 
-Tensor option_tensor(double value) { return scalar_tensor(value, {.dtype = kF64, .device = Device::cpu()}); }
-Tensor option_tensor(bool value) { return scalar_tensor(value, {.dtype = kBool, .device = Device::cpu()}); }
+Tensor option_tensor(double value) {
+  return scalar_tensor(value, {.dtype = kF64, .device = Device::cpu()});
+}
+Tensor option_tensor(bool value) {
+  return scalar_tensor(value, {.dtype = kBool, .device = Device::cpu()});
+}
 Tensor option_tensor(const Betas& value) {
-  return tensor(std::vector<double>{value[0], value[1]}, {2}, {.dtype = kF64, .device = Device::cpu()});
+  return tensor(std::vector<double>{value[0], value[1]}, {2},
+                {.dtype = kF64, .device = Device::cpu()});
 }
 Tensor option_tensor(const std::optional<bool>& value) {
-  return scalar_tensor(int64_t(value ? int64_t(*value) : -1), {.dtype = kI64, .device = Device::cpu()});
+  return scalar_tensor(int64_t(value ? int64_t(*value) : -1),
+                       {.dtype = kI64, .device = Device::cpu()});
 }
 
 void read_option(const Tensor& t, const std::string& key, double& out) {
@@ -193,6 +205,31 @@ const Tensor& find_key(const TensorDict& in, const std::string& key, const char*
   const Tensor* t = in.find(key);
   OX_CHECK(t != nullptr, Value, op, "the state dict has no '", key, "'");
   return *t;
+}
+
+bool wants_master(const Tensor& param) { return param.dtype() == kF16 || param.dtype() == kBF16; }
+
+Tensor master_for_step(const Tensor& param, ParamState& state) {
+  Tensor* master = state.buffers.find("master");
+  if (master == nullptr || master->shape() != param.shape()) {
+    // The parameter as it is at its first step (not when the group was made), so weights
+    // loaded into the model after the optimizer was built are the ones trained.
+    Tensor fresh = param.detach().to(param.device(), kF32).contiguous();
+    if (master != nullptr)
+      *master = fresh;
+    else
+      master = &state.buffers.insert("master", fresh);
+  } else if (master->dtype() != kF32 || master->device() != param.device()) {
+    *master = master->to(param.device(), kF32).contiguous();  // after module->to(device)
+  }
+  Tensor out = *master;
+  out.mutable_grad() = param.grad().to(param.device(), kF32).contiguous();
+  return out;
+}
+
+void finish_master_step(const Tensor& param, Tensor& master) {
+  const_cast<Tensor&>(param).copy_(master);  // rounded once to the parameter's dtype
+  master.mutable_grad() = Tensor();          // the f32 gradient lives only for the step
 }
 
 }  // namespace detail

@@ -25,40 +25,34 @@ SGD::SGD(const std::vector<SGDGroupSpec>& groups, const SGDOptions& options)
 
 void SGD::step() {
   NoGradGuard no_grad;
-  for (size_t g = 0; g < param_groups().size(); ++g) {
-    const Group& o = param_groups()[g];
-    for (size_t i = 0; i < o.params.size(); ++i) {
-      const Tensor& p = o.params[i];
-      const Tensor grad = p.grad();
-      if (!grad.defined()) continue;
-      ParamState& state = state_of(g, i);
-      const bool has_buffer = state.buffers.contains("momentum_buffer");
-      if (o.fused.value_or(true) && detail::can_fuse(p, grad)) {
-        const OptimStepParams params{.maximize = o.maximize,
-                                     .weight_decay = o.weight_decay,
-                                     .update_scale = -o.lr,
-                                     .momentum = o.momentum,
-                                     .one_minus_dampening = 1.0 - o.dampening,
-                                     .nesterov = o.nesterov,
-                                     .init_buffer = !has_buffer};
-        const Tensor buf = o.momentum != 0 ? detail::buffer(state, "momentum_buffer", p) : Tensor();
-        detail::fused_step(OptimStepKind::Sgd, p, grad, buf, {}, {}, params);
-        continue;
-      }
-      Tensor d = detail::effective_grad(p, o.maximize, o.weight_decay);
-      if (o.momentum != 0) {
-        Tensor buf = detail::buffer(state, "momentum_buffer", p);
-        if (!has_buffer) {
-          buf.copy_(d);
-        } else {
-          buf.mul_(o.momentum);
-          buf.add_(d, 1.0 - o.dampening);
-        }
-        d = o.nesterov ? add(d, buf, o.momentum) : buf;
-      }
-      const_cast<Tensor&>(p).add_(d, -o.lr);
+  for_each_param_with_grad([](const Group& o, const Tensor& p, ParamState& state) {
+    const Tensor grad = p.grad();
+    const bool has_buffer = state.buffers.contains("momentum_buffer");
+    if (o.fused.value_or(true) && detail::can_fuse(p, grad)) {
+      const OptimStepParams params{.maximize = o.maximize,
+                                   .weight_decay = o.weight_decay,
+                                   .update_scale = -o.lr,
+                                   .momentum = o.momentum,
+                                   .one_minus_dampening = 1.0 - o.dampening,
+                                   .nesterov = o.nesterov,
+                                   .init_buffer = !has_buffer};
+      const Tensor buf = o.momentum != 0 ? detail::buffer(state, "momentum_buffer", p) : Tensor();
+      detail::fused_step(OptimStepKind::Sgd, p, grad, buf, {}, {}, params);
+      return;
     }
-  }
+    Tensor d = detail::effective_grad(p, o.maximize, o.weight_decay);
+    if (o.momentum != 0) {
+      Tensor buf = detail::buffer(state, "momentum_buffer", p);
+      if (!has_buffer) {
+        buf.copy_(d);
+      } else {
+        buf.mul_(o.momentum);
+        buf.add_(d, 1.0 - o.dampening);
+      }
+      d = o.nesterov ? add(d, buf, o.momentum) : buf;
+    }
+    const_cast<Tensor&>(p).add_(d, -o.lr);
+  });
 }
 
 }  // namespace ox::optim

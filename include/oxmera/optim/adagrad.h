@@ -20,11 +20,14 @@ struct AdagradOptions {
   double initial_accumulator_value = 0;
   double eps = 1e-10;
   bool maximize = false;
+  bool master_weights = false;  // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 6> names = {
-      "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "maximize"};
+  static constexpr std::array<std::string_view, 7> names = {
+      "lr",  "lr_decay", "weight_decay",  "initial_accumulator_value",
+      "eps", "maximize", "master_weights"};
   auto tie() {
-    return std::tie(lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize);
+    return std::tie(lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize,
+                    master_weights);
   }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
@@ -38,9 +41,11 @@ struct AdagradGroupSpec {
   std::optional<double> initial_accumulator_value = std::nullopt;
   std::optional<double> eps = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
   auto tie() {
-    return std::tie(lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize);
+    return std::tie(lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize,
+                    master_weights);
   }
 };
 

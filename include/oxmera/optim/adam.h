@@ -21,10 +21,13 @@ struct AdamOptions {
   bool amsgrad = false;
   bool maximize = false;
   std::optional<bool> fused = std::nullopt;  // unset: fused where possible
+  bool master_weights = false;               // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 7> names = {
-      "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "fused"};
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused); }
+  static constexpr std::array<std::string_view, 8> names = {
+      "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "fused", "master_weights"};
+  auto tie() {
+    return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused, master_weights);
+  }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
 };
@@ -38,8 +41,11 @@ struct AdamGroupSpec {
   std::optional<bool> amsgrad = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
   std::optional<bool> fused = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused); }
+  auto tie() {
+    return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused, master_weights);
+  }
 };
 
 class Adam : public GroupedOptimizer<AdamOptions, AdamGroupSpec> {
@@ -62,10 +68,13 @@ struct AdamWOptions {
   bool amsgrad = false;
   bool maximize = false;
   std::optional<bool> fused = std::nullopt;  // unset: fused where possible
+  bool master_weights = false;               // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 7> names = {
-      "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "fused"};
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused); }
+  static constexpr std::array<std::string_view, 8> names = {
+      "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "fused", "master_weights"};
+  auto tie() {
+    return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused, master_weights);
+  }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
 };
@@ -79,8 +88,11 @@ struct AdamWGroupSpec {
   std::optional<bool> amsgrad = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
   std::optional<bool> fused = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused); }
+  auto tie() {
+    return std::tie(lr, betas, eps, weight_decay, amsgrad, maximize, fused, master_weights);
+  }
 };
 
 class AdamW : public GroupedOptimizer<AdamWOptions, AdamWGroupSpec> {

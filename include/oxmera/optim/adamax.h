@@ -19,10 +19,11 @@ struct AdamaxOptions {
   double eps = 1e-8;
   double weight_decay = 0;
   bool maximize = false;
+  bool master_weights = false;  // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 5> names = {"lr", "betas", "eps", "weight_decay",
-                                                            "maximize"};
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, maximize); }
+  static constexpr std::array<std::string_view, 6> names = {
+      "lr", "betas", "eps", "weight_decay", "maximize", "master_weights"};
+  auto tie() { return std::tie(lr, betas, eps, weight_decay, maximize, master_weights); }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
 };
@@ -34,8 +35,9 @@ struct AdamaxGroupSpec {
   std::optional<double> eps = std::nullopt;
   std::optional<double> weight_decay = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, maximize); }
+  auto tie() { return std::tie(lr, betas, eps, weight_decay, maximize, master_weights); }
 };
 
 class Adamax : public GroupedOptimizer<AdamaxOptions, AdamaxGroupSpec> {

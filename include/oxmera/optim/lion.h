@@ -19,10 +19,11 @@ struct LionOptions {
   Betas betas = {0.9, 0.99};
   double weight_decay = 0;
   bool maximize = false;
+  bool master_weights = false;  // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 4> names = {"lr", "betas", "weight_decay",
-                                                            "maximize"};
-  auto tie() { return std::tie(lr, betas, weight_decay, maximize); }
+  static constexpr std::array<std::string_view, 5> names = {"lr", "betas", "weight_decay",
+                                                            "maximize", "master_weights"};
+  auto tie() { return std::tie(lr, betas, weight_decay, maximize, master_weights); }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
 };
@@ -33,8 +34,9 @@ struct LionGroupSpec {
   std::optional<Betas> betas = std::nullopt;
   std::optional<double> weight_decay = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
-  auto tie() { return std::tie(lr, betas, weight_decay, maximize); }
+  auto tie() { return std::tie(lr, betas, weight_decay, maximize, master_weights); }
 };
 
 class Lion : public GroupedOptimizer<LionOptions, LionGroupSpec> {

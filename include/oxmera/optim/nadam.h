@@ -21,11 +21,15 @@ struct NAdamOptions {
   double momentum_decay = 4e-3;
   bool decoupled_weight_decay = false;  // param *= 1 - lr * weight_decay instead of L2
   bool maximize = false;
+  bool master_weights = false;  // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 7> names = {
-      "lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay", "maximize"};
+  static constexpr std::array<std::string_view, 8> names = {
+      "lr",           "betas",          "eps",
+      "weight_decay", "momentum_decay", "decoupled_weight_decay",
+      "maximize",     "master_weights"};
   auto tie() {
-    return std::tie(lr, betas, eps, weight_decay, momentum_decay, decoupled_weight_decay, maximize);
+    return std::tie(lr, betas, eps, weight_decay, momentum_decay, decoupled_weight_decay, maximize,
+                    master_weights);
   }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
@@ -40,9 +44,11 @@ struct NAdamGroupSpec {
   std::optional<double> momentum_decay = std::nullopt;
   std::optional<bool> decoupled_weight_decay = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
   auto tie() {
-    return std::tie(lr, betas, eps, weight_decay, momentum_decay, decoupled_weight_decay, maximize);
+    return std::tie(lr, betas, eps, weight_decay, momentum_decay, decoupled_weight_decay, maximize,
+                    master_weights);
   }
 };
 

@@ -72,7 +72,9 @@ class Optimizer {
   // optimizer of the same kind over parameters of the same shapes, grouped the same way
   // (Value error for a different group or parameter count, a missing or unknown key; Shape error
   // for a buffer whose shape is not its parameter's). Buffers take their parameter's dtype and
-  // device. Nothing changes when it throws.
+  // device, except a parameter's with a "master" (master weights), which stay f32. A dict
+  // without "master_weights" options (older checkpoints) keeps the groups' flags. Nothing
+  // changes when it throws.
   void load_state_dict(const TensorDict& dict);
 
  protected:
@@ -106,6 +108,14 @@ void read_option(const Tensor& t, const std::string& key, bool& out);
 void read_option(const Tensor& t, const std::string& key, Betas& out);
 void read_option(const Tensor& t, const std::string& key, std::optional<bool>& out);
 const Tensor& find_key(const TensorDict& in, const std::string& key, const char* op);
+
+// Master weights: whether a parameter gets an f32 master copy (f16 and bf16 ones); the master
+// ("master" in its state: created from the parameter on its first step, kept on the parameter's
+// device) with its gradient set to the parameter's, in f32; and the write back, rounding the
+// master into the parameter once and dropping the master's gradient.
+bool wants_master(const Tensor& param);
+Tensor master_for_step(const Tensor& param, ParamState& state);
+void finish_master_step(const Tensor& param, Tensor& master);
 
 }  // namespace detail
 
@@ -162,13 +172,26 @@ class GroupedOptimizer : public Optimizer {
     for (const GroupSpec& g : groups) add_param_group(g);
   }
 
-  // f(group options, parameter, its state) for each parameter whose gradient is defined.
+  // f(group options, parameter, its state) for each parameter whose gradient is defined. In a
+  // master_weights group an f16/bf16 parameter is stepped through its f32 master: f sees the
+  // master, holding the gradient in f32, and the result is rounded once into the parameter.
   template <class F>
   void for_each_param_with_grad(F&& f) {
-    for (size_t g = 0; g < groups_.size(); ++g)
-      for (size_t i = 0; i < groups_[g].params.size(); ++i)
-        if (groups_[g].params[i].grad().defined())
-          f(std::as_const(groups_[g]), groups_[g].params[i], state_of(g, i));
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      const Group& group = groups_[g];
+      for (size_t i = 0; i < group.params.size(); ++i) {
+        const Tensor& p = group.params[i];
+        if (!p.grad().defined()) continue;
+        ParamState& state = state_of(g, i);
+        if (group.master_weights && detail::wants_master(p)) {
+          Tensor master = detail::master_for_step(p, state);
+          f(group, std::as_const(master), state);
+          detail::finish_master_step(p, master);
+        } else {
+          f(group, p, state);
+        }
+      }
+    }
   }
 
   void write_group_options(size_t group, const std::string& prefix,
@@ -190,11 +213,13 @@ class GroupedOptimizer : public Optimizer {
       std::apply(
           [&](auto&... fields) {
             size_t i = 0;
-            ((detail::read_option(
-                  detail::find_key(in, prefix + std::string(Options::names[i]), name()),
-                  prefix + std::string(Options::names[i]), fields),
-              ++i),
-             ...);
+            const auto read = [&](auto& field) {
+              const std::string key = prefix + std::string(Options::names[i++]);
+              // Checkpoints from before master weights lack the flag: the group keeps its own.
+              if (key.ends_with(".master_weights") && !in.contains(key)) return;
+              detail::read_option(detail::find_key(in, key, name()), key, field);
+            };
+            (read(fields), ...);
           },
           options.tie());
       options.validate(name());

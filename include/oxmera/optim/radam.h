@@ -20,10 +20,13 @@ struct RAdamOptions {
   double weight_decay = 0;
   bool decoupled_weight_decay = false;  // param *= 1 - lr * weight_decay instead of L2
   bool maximize = false;
+  bool master_weights = false;  // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 6> names = {
-      "lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "maximize"};
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, decoupled_weight_decay, maximize); }
+  static constexpr std::array<std::string_view, 7> names = {
+      "lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "maximize", "master_weights"};
+  auto tie() {
+    return std::tie(lr, betas, eps, weight_decay, decoupled_weight_decay, maximize, master_weights);
+  }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
 };
@@ -36,8 +39,11 @@ struct RAdamGroupSpec {
   std::optional<double> weight_decay = std::nullopt;
   std::optional<bool> decoupled_weight_decay = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
-  auto tie() { return std::tie(lr, betas, eps, weight_decay, decoupled_weight_decay, maximize); }
+  auto tie() {
+    return std::tie(lr, betas, eps, weight_decay, decoupled_weight_decay, maximize, master_weights);
+  }
 };
 
 class RAdam : public GroupedOptimizer<RAdamOptions, RAdamGroupSpec> {

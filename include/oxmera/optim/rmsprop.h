@@ -21,10 +21,13 @@ struct RMSpropOptions {
   double momentum = 0;
   bool centered = false;
   bool maximize = false;
+  bool master_weights = false;  // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 7> names = {
-      "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"};
-  auto tie() { return std::tie(lr, alpha, eps, weight_decay, momentum, centered, maximize); }
+  static constexpr std::array<std::string_view, 8> names = {
+      "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize", "master_weights"};
+  auto tie() {
+    return std::tie(lr, alpha, eps, weight_decay, momentum, centered, maximize, master_weights);
+  }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
 };
@@ -38,8 +41,11 @@ struct RMSpropGroupSpec {
   std::optional<double> momentum = std::nullopt;
   std::optional<bool> centered = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
-  auto tie() { return std::tie(lr, alpha, eps, weight_decay, momentum, centered, maximize); }
+  auto tie() {
+    return std::tie(lr, alpha, eps, weight_decay, momentum, centered, maximize, master_weights);
+  }
 };
 
 class RMSprop : public GroupedOptimizer<RMSpropOptions, RMSpropGroupSpec> {

@@ -21,10 +21,15 @@ struct SGDOptions {
   bool nesterov = false;    // needs momentum > 0 and dampening 0
   bool maximize = false;
   std::optional<bool> fused = std::nullopt;  // unset: fused where possible
+  bool master_weights = false;               // f32 master copies of f16/bf16 parameters
 
-  static constexpr std::array<std::string_view, 7> names = {
-      "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "fused"};
-  auto tie() { return std::tie(lr, momentum, dampening, weight_decay, nesterov, maximize, fused); }
+  static constexpr std::array<std::string_view, 8> names = {
+      "lr",       "momentum", "dampening", "weight_decay",
+      "nesterov", "maximize", "fused",     "master_weights"};
+  auto tie() {
+    return std::tie(lr, momentum, dampening, weight_decay, nesterov, maximize, fused,
+                    master_weights);
+  }
   // A Value error naming the first bad option, as PyTorch validates.
   void validate(const char* op) const;
 };
@@ -38,8 +43,12 @@ struct SGDGroupSpec {
   std::optional<bool> nesterov = std::nullopt;
   std::optional<bool> maximize = std::nullopt;
   std::optional<bool> fused = std::nullopt;
+  std::optional<bool> master_weights = std::nullopt;
 
-  auto tie() { return std::tie(lr, momentum, dampening, weight_decay, nesterov, maximize, fused); }
+  auto tie() {
+    return std::tie(lr, momentum, dampening, weight_decay, nesterov, maximize, fused,
+                    master_weights);
+  }
 };
 
 class SGD : public GroupedOptimizer<SGDOptions, SGDGroupSpec> {
