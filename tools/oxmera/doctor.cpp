@@ -76,6 +76,20 @@ Section data_sets() {
   return s;
 }
 
+// How the CPU kernels compute bf16/f16: widened to f32 on load (GEMM panels, elementwise and
+// reductions), rounded once on store; the instructions that would make it cheaper, where present.
+std::string half_arithmetic() {
+#if defined(__x86_64__)
+  const bool bf16 = __builtin_cpu_supports("avx512bf16");
+  const bool f16c = __builtin_cpu_supports("f16c");
+  return std::string("f32 accumulation, 16-bit loads and stores (") +
+         (f16c ? "F16C" : "no F16C: f16 converted in software") + ", " +
+         (bf16 ? "AVX512-BF16 present, not used yet" : "no native bf16 dot products") + ")";
+#else
+  return "f32 accumulation, 16-bit loads and stores";
+#endif
+}
+
 std::vector<Section> report() {
   std::vector<Section> sections;
   sections.push_back({"host",
@@ -104,9 +118,15 @@ std::vector<Section> report() {
   }
   sections.push_back(std::move(backends));
   sections.push_back({"nn",
-                      {{"module dtypes", "f32, f64"},
-                       {"16-bit modules", "not yet: Module::to(f16/bf16) is refused (docs/NN.md)"},
-                       {"input dtype", "must equal the parameters' (a DType error otherwise)"}},
+                      {{"module dtypes", "f32, f64, bf16, f16 (Module::to)"},
+                       {"input dtype",
+                        "must equal the parameters' (a DType error otherwise), "
+                        "except under autocast"},
+                       {"mixed precision",
+                        "ox::amp::Autocast (cpu: bf16, f16), GradScaler, "
+                        "optimizer master weights"},
+                       {"16-bit arithmetic", half_arithmetic()},
+                       {"train --precision", "f32 (default), bf16, f16, amp-bf16, amp-f16"}},
                       {}});
   sections.push_back(data_sets());
   return sections;

@@ -23,6 +23,7 @@ struct TrainConfig {
   double lr = 0;
   std::string optimizer;  // "" = the recipe's
   std::string scheduler = "none";
+  std::string precision = "f32";  // precision.h
   uint64_t seed = 0;
   int threads = 0;
   std::string device = "cpu";

@@ -27,8 +27,10 @@
 
 #include "checks.h"
 #include "commands.h"
+#include "precision.h"
 #include "progress.h"
 #include "recipes.h"
+#include "run_settings.h"
 #include "train_dashboard.h"
 
 namespace oxcli {
@@ -36,7 +38,6 @@ namespace oxcli {
 namespace {
 
 // Bounds of the flags: a rate above this only makes NaNs; more threads than this is a typo.
-constexpr double kMaxLearningRate = 1000;
 constexpr int kMaxThreads = 1 << 16;
 constexpr int64_t kMaxSteps = int64_t(1) << 53;
 
@@ -86,16 +87,19 @@ Stop check_stop(TrainView& view) {
   return {.signal = stop_signal.load()};
 }
 
+// master: f32 master weights for 16-bit parameters (--precision bf16/f16).
 std::unique_ptr<ox::optim::Optimizer> make_optimizer(const std::string& name,
                                                      const std::vector<ox::Tensor>& params,
-                                                     double lr) {
+                                                     double lr, bool master) {
   if (name == "adam")
-    return std::make_unique<ox::optim::Adam>(params, ox::optim::AdamOptions{.lr = lr});
+    return std::make_unique<ox::optim::Adam>(
+        params, ox::optim::AdamOptions{.lr = lr, .master_weights = master});
   if (name == "adamw")
-    return std::make_unique<ox::optim::AdamW>(params, ox::optim::AdamWOptions{.lr = lr});
+    return std::make_unique<ox::optim::AdamW>(
+        params, ox::optim::AdamWOptions{.lr = lr, .master_weights = master});
   if (name == "sgd")
-    return std::make_unique<ox::optim::SGD>(params,
-                                            ox::optim::SGDOptions{.lr = lr, .momentum = 0.9});
+    return std::make_unique<ox::optim::SGD>(
+        params, ox::optim::SGDOptions{.lr = lr, .momentum = 0.9, .master_weights = master});
   OX_FAIL(Value, "oxmera train", "unknown optimizer '", name, "' (adam, adamw, sgd)");
 }
 
@@ -119,6 +123,12 @@ std::unique_ptr<ox::optim::LRScheduler> make_scheduler(const std::string& name,
   OX_FAIL(Value, "oxmera train", "unknown scheduler '", name, "' (none, cosine, step, onecycle)");
 }
 
+// The autocast scope of a step (off unless --precision is amp-*).
+ox::amp::Autocast autocast_for(const Precision& precision, ox::Device device) {
+  return ox::amp::Autocast(device.type(), precision.autocast.value_or(ox::kBF16),
+                           precision.autocast.has_value());
+}
+
 struct Evaluation {
   double loss = 0, accuracy = 0;
   int64_t examples = 0;
@@ -126,18 +136,24 @@ struct Evaluation {
 
 // Mean loss and accuracy over `dataset` in eval mode without gradients; nullopt when asked to
 // stop in between (`stop` says why).
-std::optional<Evaluation> evaluate(const Task& task, const ox::data::DatasetPtr& dataset,
-                                   TrainView& view, Stop& stop) {
+std::optional<Evaluation> evaluate(const Task& task, const Precision& precision, ox::Device device,
+                                   const ox::data::DatasetPtr& dataset, TrainView& view,
+                                   Stop& stop) {
   ox::NoGradGuard no_grad;
   task.model->eval();
   ox::data::DataLoader loader(dataset, {.batch_size = 500, .num_workers = 1});
   double loss_sum = 0;
   int64_t correct = 0, count = 0;
   for (ox::data::Example& batch : loader) {
-    const ox::Tensor logits = task.logits(batch.data);
     const ox::Tensor targets = task.targets(batch.target);
+    ox::Tensor logits, loss;
+    {
+      const ox::amp::Autocast autocast = autocast_for(precision, device);
+      logits = task.logits(batch.data);
+      loss = ox::nn::functional::cross_entropy(logits, targets);
+    }
     const int64_t n = targets.size(0);
-    loss_sum += ox::nn::functional::cross_entropy(logits, targets).item<double>() * double(n);
+    loss_sum += loss.item<double>() * double(n);
     correct += ox::eq(ox::argmax(logits, 1), targets).sum().item<int64_t>();
     count += n;
     if ((stop = check_stop(view))) {
@@ -148,159 +164,6 @@ std::optional<Evaluation> evaluate(const Task& task, const ox::data::DatasetPtr&
   task.model->train();
   if (count == 0) return Evaluation{.loss = NAN, .accuracy = NAN};  // said as such, not 0 %
   return Evaluation{loss_sum / double(count), double(correct) / double(count), count};
-}
-
-ox::Tensor scalar_i64(int64_t value) { return ox::tensor(std::vector<int64_t>{value}); }
-ox::Tensor text_tensor(const std::string& text) {
-  return ox::tensor(std::vector<uint8_t>(text.begin(), text.end()));
-}
-
-// Shortest text that reads back to the same double, so two rates that differ print apart.
-std::string number_text(double value) {
-  char text[32];
-  const auto result = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, result.ptr);
-}
-
-// Everything that shapes a run (its model, batches, rates and schedule), stored in each
-// checkpoint's extra as "train.*", so that a resume continues exactly that run: a flag left out
-// takes the checkpoint's value, a flag given that differs is refused by name.
-struct RunSettings {
-  std::string recipe, optimizer, scheduler;
-  std::string data;  // --data (cnn, mlp) or --text (chargpt, char_lstm), absolute
-  int64_t epochs = 0, batch_size = 0, limit = 0;
-  uint64_t seed = 0;
-  double lr = 0;
-  uint64_t data_fingerprint = 0;
-};
-
-void store_run_settings(ox::TensorDict& extra, const RunSettings& settings) {
-  extra.insert("train.recipe", text_tensor(settings.recipe));
-  extra.insert("train.optimizer", text_tensor(settings.optimizer));
-  extra.insert("train.scheduler", text_tensor(settings.scheduler));
-  extra.insert("train.data", text_tensor(settings.data));
-  extra.insert("train.epochs", scalar_i64(settings.epochs));
-  extra.insert("train.batch_size", scalar_i64(settings.batch_size));
-  extra.insert("train.limit", scalar_i64(settings.limit));
-  extra.insert("train.seed", scalar_i64(std::bit_cast<int64_t>(settings.seed)));
-  extra.insert("train.lr", ox::tensor(std::vector<double>{settings.lr}));
-  extra.insert("train.data_fingerprint",
-               scalar_i64(std::bit_cast<int64_t>(settings.data_fingerprint)));
-}
-
-// The settings of checkpoint `path` (its tensors `all`, keys "extra.train.*"); Format for a file
-// that `oxmera train` did not write.
-RunSettings read_run_settings(const ox::TensorDict& all, const std::string& path) {
-  const auto get = [&](const char* key) -> const ox::Tensor& {
-    const std::string name = std::string("extra.train.") + key;
-    OX_CHECK(all.contains(name), Format, "oxmera train", "checkpoint '", path,
-             "' was not written by this version of `oxmera train` (it has no train.", key,
-             "); start a new run without --resume");
-    const ox::Tensor& t = all.at(name);
-    OX_CHECK(t.dim() == 1 && t.numel() >= 1, Format, "oxmera train", "checkpoint '", path,
-             "': train.", key, " is not a 1-d tensor");
-    return t;
-  };
-  const auto text = [&](const char* key) {
-    std::string out;
-    for (int64_t c : get(key).to_vector<int64_t>()) out += char(c);
-    return out;
-  };
-  const auto whole = [&](const char* key) { return get(key).to_vector<int64_t>().at(0); };
-  RunSettings out;
-  out.recipe = text("recipe");
-  out.optimizer = text("optimizer");
-  out.scheduler = text("scheduler");
-  out.data = text("data");
-  out.epochs = whole("epochs");
-  out.batch_size = whole("batch_size");
-  out.limit = whole("limit");
-  out.seed = std::bit_cast<uint64_t>(whole("seed"));
-  out.lr = get("lr").to_vector<double>().at(0);
-  out.data_fingerprint = std::bit_cast<uint64_t>(whole("data_fingerprint"));
-  // Values the flags could not have given are a damaged or forged file, not a run to continue.
-  const auto in = [](const std::string& value, const std::vector<std::string>& names) {
-    return std::find(names.begin(), names.end(), value) != names.end();
-  };
-  OX_CHECK(in(out.recipe, recipe_names()) && in(out.optimizer, {"adam", "adamw", "sgd"}) &&
-               in(out.scheduler, {"none", "cosine", "step", "onecycle"}) && !out.data.empty() &&
-               out.epochs >= 1 && out.batch_size >= 1 && out.limit >= 0 && std::isfinite(out.lr) &&
-               out.lr > 0 && out.lr <= kMaxLearningRate,
-           Format, "oxmera train", "checkpoint '", path,
-           "' holds run settings no `oxmera train` flags give (recipe '", out.recipe,
-           "', optimizer '", out.optimizer, "', scheduler '", out.scheduler, "', epochs ",
-           out.epochs, ", batch size ", out.batch_size, ", limit ", out.limit, ", lr ", out.lr,
-           ")");
-  return out;
-}
-
-// Makes `config` the checkpoint's run: each setting not given on the command line is taken
-// (and listed in `inherited`, for the resume line), each given one must equal the stored one.
-void settle_resumed_settings(TrainConfig& config, const RunSettings& stored,
-                             std::vector<std::string>& inherited) {
-  const auto settle = [&](const char* flag, auto& value, const auto& want, std::string shown,
-                          std::string wanted) {
-    if (!config.was_given(flag)) {
-      value = want;
-      inherited.push_back(std::string(flag) + " " + wanted);
-      return;
-    }
-    OX_CHECK(value == want, Value, "oxmera train", flag, " ", shown, " conflicts with checkpoint '",
-             config.resume, "', which was trained with ", flag, " ", wanted, "; leave ", flag,
-             " out to continue that run, or start a new run without --resume");
-  };
-  settle("--recipe", config.recipe, stored.recipe, config.recipe, stored.recipe);
-  settle("--optimizer", config.optimizer, stored.optimizer, config.optimizer, stored.optimizer);
-  settle("--scheduler", config.scheduler, stored.scheduler, config.scheduler, stored.scheduler);
-  settle("--batch-size", config.batch_size, stored.batch_size, std::to_string(config.batch_size),
-         std::to_string(stored.batch_size));
-  settle("--lr", config.lr, stored.lr, number_text(config.lr), number_text(stored.lr));
-  settle("--seed", config.seed, stored.seed, std::to_string(config.seed),
-         std::to_string(stored.seed));
-  settle("--limit", config.limit, stored.limit, std::to_string(config.limit),
-         std::to_string(stored.limit));
-  // The data is compared by content once read (another path may hold the same files).
-  const char* data_flag = is_text_recipe(config.recipe) ? "--text" : "--data";
-  std::string& data = is_text_recipe(config.recipe) ? config.text : config.data;
-  if (!config.was_given(data_flag)) {
-    data = stored.data;
-    inherited.push_back(std::string(data_flag) + " " + stored.data);
-  }
-  // More epochs extend a run whose rate does not depend on its length; a cosine or one-cycle
-  // schedule spans the epochs it was made for.
-  const bool spans_run = stored.scheduler == "cosine" || stored.scheduler == "onecycle";
-  if (!config.was_given("--epochs")) {
-    config.epochs = stored.epochs;
-    inherited.push_back("--epochs " + std::to_string(stored.epochs));
-  }
-  OX_CHECK(!spans_run || config.epochs == stored.epochs, Value, "oxmera train", "--epochs ",
-           config.epochs, " conflicts with checkpoint '", config.resume, "', whose ",
-           stored.scheduler, " schedule spans --epochs ", stored.epochs,
-           " (its length cannot change in the middle); leave --epochs out to continue that run");
-}
-
-// The training data read for a resumed run must be the data the checkpoint was trained on:
-// another text with as many distinct characters would silently remap every token id.
-void check_resumed_data(const TrainConfig& config, const Task& task, const RunSettings& stored,
-                        const ox::TensorDict& all) {
-  const bool text = is_text_recipe(config.recipe);
-  const char* flag = text ? "--text" : "--data";
-  const std::string& path = text ? config.text : config.data;
-  if (text && all.contains("extra.vocabulary")) {
-    const std::vector<int64_t> want = all.at("extra.vocabulary").to_vector<int64_t>();
-    const std::vector<int64_t> got = task.extra.at("vocabulary").to_vector<int64_t>();
-    size_t first = 0;
-    while (first < want.size() && first < got.size() && want[first] == got[first]) ++first;
-    OX_CHECK(want == got, Value, "oxmera train", "--text '", path, "' has another vocabulary (",
-             got.size(), " characters) than checkpoint '", config.resume, "' (", want.size(),
-             " characters, trained on '", stored.data, "'): they differ first at token id ", first,
-             "; every token would mean another character");
-  }
-  OX_CHECK(task.data_fingerprint == stored.data_fingerprint, Value, "oxmera train", flag, " '",
-           path, "' holds other training data than checkpoint '", config.resume,
-           "' was trained on ('", stored.data, "')",
-           config.was_given(flag) ? "; resume with that data, or start a new run"
-                                  : ": the data has changed since the checkpoint was written");
 }
 
 void print_error(const ox::Error& e) {
@@ -316,6 +179,8 @@ struct Run {
   std::string optimizer_name;
   std::unique_ptr<ox::optim::Optimizer> optimizer;
   std::unique_ptr<ox::optim::LRScheduler> scheduler;
+  Precision precision;
+  std::unique_ptr<ox::amp::GradScaler> scaler;  // disabled unless precision.scaled
   std::unique_ptr<ox::data::DataLoader> loader;
   std::unique_ptr<ox::io::JsonlLogger> log;
   std::unique_ptr<ox::io::TensorBoardWriter> tensorboard;
@@ -337,11 +202,13 @@ struct Run {
             .limit = config.limit,
             .seed = config.seed,
             .lr = lr,
-            .data_fingerprint = task.data_fingerprint};
+            .data_fingerprint = task.data_fingerprint,
+            .precision = precision.name};
   }
   ox::Checkpoint checkpoint() {
     ox::Checkpoint out{.model = task.model,
                        .optimizer = optimizer.get(),
+                       .scaler = scaler.get(),
                        .step = step,
                        .epoch = epoch,
                        .extra = task.extra};
@@ -367,6 +234,7 @@ struct Run {
     }
     if (!config.optimizer.empty()) flag("--optimizer", config.optimizer);
     if (config.scheduler != defaults.scheduler) flag("--scheduler", config.scheduler);
+    if (config.precision != defaults.precision) flag("--precision", config.precision);
     flag("--seed", std::to_string(config.seed));
     if (config.limit > 0) flag("--limit", std::to_string(config.limit));
     if (config.save != "oxmera-" + config.recipe + ".safetensors") flag("--save", config.save);
@@ -452,6 +320,8 @@ Run prepare(const TrainConfig& given) {
   check_outputs(config);
   ox::manual_seed(config.seed);
   run.task = make_task(config);
+  run.precision = parse_precision(config.precision);
+  apply_precision(run.task, run.precision);
   run.device = device;
   if (!device.is_cpu()) {
     // The data stays on the CPU (loaded, transformed and batched there, in pinned memory); each
@@ -473,7 +343,10 @@ Run prepare(const TrainConfig& given) {
                                                   .pin_memory = !device.is_cpu()});
   const int64_t per_epoch = run.loader->size();
   check_sizes(run, per_epoch);
-  run.optimizer = make_optimizer(run.optimizer_name, run.task.model->parameters(), run.lr);
+  run.optimizer = make_optimizer(run.optimizer_name, run.task.model->parameters(), run.lr,
+                                 run.precision.master_weights);
+  run.scaler = std::make_unique<ox::amp::GradScaler>(
+      ox::amp::GradScalerOptions{.enabled = run.precision.scaled});
   run.scheduler = make_scheduler(config.scheduler, *run.optimizer, per_epoch * config.epochs,
                                  per_epoch, run.lr);
   if (stored_tensors) {
@@ -565,6 +438,7 @@ RunInfo run_info(const Run& run, bool with_summary) {
   RunInfo info{.recipe = config.recipe,
                .optimizer = run.optimizer_name,
                .scheduler = config.scheduler,
+               .precision = run.precision.name,
                .test_name = run.task.test_name,
                .save = config.save,
                .epochs = config.epochs,
@@ -626,10 +500,10 @@ int train(Run& run) {
   };
   std::printf(
       "oxmera train: recipe %s, %lld training examples, %lld batches of %lld per epoch, "
-      "%s lr %g, scheduler %s, seed %llu, %d threads\n",
+      "%s lr %g, scheduler %s, precision %s, seed %llu, %d threads\n",
       config.recipe.c_str(), (long long)run.task.train->size(), (long long)per_epoch,
       (long long)run.batch_size, run.optimizer_name.c_str(), run.lr, config.scheduler.c_str(),
-      (unsigned long long)config.seed, ox::get_num_threads());
+      run.precision.describe().c_str(), (unsigned long long)config.seed, ox::get_num_threads());
   if (!config.resume.empty()) {
     std::string taken;
     for (const std::string& flag : run.inherited) taken += " " + flag;
@@ -667,13 +541,19 @@ int train(Run& run) {
         continue;
       }
       run.optimizer->zero_grad();
-      const ox::Tensor loss = ox::nn::functional::cross_entropy(run.task.logits(batch.data),
-                                                                run.task.targets(batch.target));
-      loss.backward();
+      ox::Tensor loss;
+      {
+        const ox::amp::Autocast autocast = autocast_for(run.precision, run.device);
+        loss = ox::nn::functional::cross_entropy(run.task.logits(batch.data),
+                                                 run.task.targets(batch.target));
+      }
+      run.scaler->scale(loss).backward();
+      run.scaler->unscale_(*run.optimizer);  // the norms below, and the step, see true gradients
       StepInfo info{.step = run.step + 1, .epoch = run.epoch, .samples = batch.data.size(0)};
       if (norms) info.layer_norms = gradient_norms(named, info.grad_norm);
       info.lr = run.optimizer->get_lr(0);
-      run.optimizer->step();
+      run.scaler->step(*run.optimizer);  // skipped when a scaled gradient overflowed
+      run.scaler->update();
       if (run.scheduler) run.scheduler->step();
       ++run.step;
       info.loss = loss.item<double>();
@@ -699,7 +579,7 @@ int train(Run& run) {
     run.epoch = finished;
     view->evaluating();
     Stop stop;
-    result = evaluate(run.task, run.task.test, *view, stop);
+    result = evaluate(run.task, run.precision, run.device, run.task.test, *view, stop);
     if (!result) return stopped_evaluating(run, *view, stop);
     log_evaluation(run, *result, elapsed());
     view->evaluated(
@@ -707,7 +587,7 @@ int train(Run& run) {
   }
   if (!result) {  // a resumed run with no epoch left to train
     Stop stop;
-    result = evaluate(run.task, run.task.test, *view, stop);
+    result = evaluate(run.task, run.precision, run.device, run.task.test, *view, stop);
     if (!result) return stopped_evaluating(run, *view, stop);
     log_evaluation(run, *result, elapsed());
   }
@@ -748,6 +628,11 @@ Runner add_train(CLI::App& app) {
       ->check(CLI::IsMember({"adam", "adamw", "sgd"}));
   cmd->add_option("--scheduler", config->scheduler, "learning-rate schedule, stepped per batch")
       ->check(CLI::IsMember({"none", "cosine", "step", "onecycle"}))
+      ->capture_default_str();
+  cmd->add_option("--precision", config->precision,
+                  "f32; bf16 or f16 (16-bit weights, f32 master weights); amp-bf16 or amp-f16 "
+                  "(f32 weights, autocast)")
+      ->check(CLI::IsMember(precision_names()))
       ->capture_default_str();
   add_integer_option(cmd, "--seed", config->seed, uint64_t(0), std::numeric_limits<uint64_t>::max(),
                      "fixes initialization, shuffling and dropout");

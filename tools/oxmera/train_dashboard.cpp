@@ -79,6 +79,7 @@ void metrics_panel(Canvas& canvas, Rect area, const TrainHistory& h) {
   line("samples/s", format("%.0f", h.samples_per_s));
   line("batch size", std::to_string(h.run.batch_size));
   line("optimizer", h.run.optimizer);
+  line("precision", h.run.precision);
   line("lr schedule", h.run.scheduler);
   ++row;
   if (row < in.row + in.rows)

@@ -13,6 +13,7 @@ namespace oxcli {
 // The run as it starts.
 struct RunInfo {
   std::string recipe = {}, optimizer = {}, scheduler = {};
+  std::string precision = {};  // --precision
   std::string test_name = {};  // what evaluations read ("t10k", "held-out text")
   std::string summary = {};    // the model's layer table (views that show it ask for it)
   std::string save = {};       // the checkpoint path
