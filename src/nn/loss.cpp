@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 #include "nn/reduction.h"
 #include "oxmera/autograd.h"
@@ -29,6 +30,32 @@ Tensor reduce(const Tensor& loss, Reduction reduction) {
       break;
   }
   return ox::div(ox::sum(loss), static_cast<double>(loss.numel()));
+}
+
+// f16 and bf16 losses compute in f32 and round the loss once, as PyTorch's loss kernels, whose
+// per-element terms and reductions are in f32 (opmath): composed in 16 bits, every op would
+// round (a difference, its square, a log, the sum), and terms like exp(x) - t x cancel. The
+// gradient flows back through the widening and is rounded once into each input's dtype.
+bool is_16_bit(const Tensor& t) { return t.defined() && (t.dtype() == kF16 || t.dtype() == kBF16); }
+
+bool any_16_bit(std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors)
+    if (is_16_bit(*t)) return true;
+  return false;
+}
+
+Tensor widened(const Tensor& t) { return is_16_bit(t) ? t.to(kF32) : t; }
+
+// The loss of the widened tensors, rounded to the dtype the floating `values` promote to (what
+// the loss composed in their own dtypes would return).
+template <class F>
+Tensor computed_in_f32(std::initializer_list<const Tensor*> values, F&& loss) {
+  std::optional<DType> out;
+  for (const Tensor* t : values)
+    if (t->defined() && is_floating(t->dtype()))
+      out = out ? promote_types(*out, t->dtype()) : t->dtype();
+  Tensor result = loss();
+  return out ? result.to(*out) : result;
 }
 
 void require_defined(const Tensor& t, const char* op, const char* what) {
@@ -83,12 +110,18 @@ Tensor clamped_log(const Tensor& x) {
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossOptions& options) {
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return mse_loss(widened(input), widened(target), options); });
   const Reduction reduction = parse_reduction(options.reduction, "mse_loss");
   check_pair(input, target, "mse_loss");
   return reduce(ox::square(ox::sub(input, target)), reduction);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossOptions& options) {
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return l1_loss(widened(input), widened(target), options); });
   const Reduction reduction = parse_reduction(options.reduction, "l1_loss");
   check_pair(input, target, "l1_loss");
   return reduce(ox::abs(ox::sub(input, target)), reduction);
@@ -96,6 +129,10 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossOptions& o
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossOptions& options) {
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target}, [&] {
+      return smooth_l1_loss(widened(input), widened(target), options);
+    });
   const char* op = "smooth_l1_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -108,6 +145,9 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options) {
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return huber_loss(widened(input), widened(target), options); });
   const char* op = "huber_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -132,6 +172,13 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
   }
 
   // Class probabilities.
+  if (any_16_bit({&input, &target, &options.weight})) {
+    CrossEntropyLossOptions wide = options;
+    wide.weight = widened(options.weight);
+    return computed_in_f32({&input, &target, &options.weight}, [&] {
+      return functional::cross_entropy(widened(input), widened(target), wide);
+    });
+  }
   OX_CHECK(input.dim() >= 1, Shape, op, "input must have a class dim, got shape ", input.shape());
   require_same_shape(input, target, op);
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;
@@ -153,6 +200,12 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions& options) {
+  if (any_16_bit({&input, &options.weight})) {
+    NLLLossOptions wide = options;
+    wide.weight = widened(options.weight);
+    return computed_in_f32({&input, &options.weight},
+                           [&] { return nll_loss(widened(input), target, wide); });
+  }
   const char* op = "nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -196,6 +249,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions&
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BCELossOptions& options) {
+  if (any_16_bit({&input, &target, &options.weight})) {
+    BCELossOptions wide = options;
+    wide.weight = widened(options.weight);
+    return computed_in_f32({&input, &target, &options.weight}, [&] {
+      return binary_cross_entropy(widened(input), widened(target), wide);
+    });
+  }
   const char* op = "binary_cross_entropy";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -216,6 +276,14 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BCEWithLogitsLossOptions& options) {
+  if (any_16_bit({&input, &target, &options.weight, &options.pos_weight})) {
+    BCEWithLogitsLossOptions wide = options;
+    wide.weight = widened(options.weight);
+    wide.pos_weight = widened(options.pos_weight);
+    return computed_in_f32({&input, &target, &options.weight, &options.pos_weight}, [&] {
+      return binary_cross_entropy_with_logits(widened(input), widened(target), wide);
+    });
+  }
   const char* op = "binary_cross_entropy_with_logits";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -237,6 +305,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivLossOptions& options) {
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return kl_div(widened(input), widened(target), options); });
   const char* op = "kl_div";
   const Reduction reduction = parse_reduction(options.reduction, op, /*allow_batchmean=*/true);
   check_pair(input, target, op);
@@ -257,6 +328,10 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivLossOptions&
 
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                              const CosineEmbeddingLossOptions& options) {
+  if (any_16_bit({&input1, &input2}))
+    return computed_in_f32({&input1, &input2}, [&] {
+      return cosine_embedding_loss(widened(input1), widened(input2), target, options);
+    });
   const char* op = "cosine_embedding_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input1, op, "input1");
@@ -283,6 +358,10 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
 
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                            const MarginRankingLossOptions& options) {
+  if (any_16_bit({&input1, &input2, &target}))
+    return computed_in_f32({&input1, &input2, &target}, [&] {
+      return margin_ranking_loss(widened(input1), widened(input2), widened(target), options);
+    });
   const char* op = "margin_ranking_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input1, op, "input1");
@@ -299,6 +378,10 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
 
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            const TripletMarginLossOptions& options) {
+  if (any_16_bit({&anchor, &positive, &negative}))
+    return computed_in_f32({&anchor, &positive, &negative}, [&] {
+      return triplet_margin_loss(widened(anchor), widened(positive), widened(negative), options);
+    });
   const char* op = "triplet_margin_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(anchor, op, "anchor");
@@ -322,6 +405,10 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
 
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
                         const PoissonNLLLossOptions& options) {
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target}, [&] {
+      return poisson_nll_loss(widened(input), widened(target), options);
+    });
   const char* op = "poisson_nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -341,6 +428,10 @@ Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
 
 Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
                          const GaussianNLLLossOptions& options) {
+  if (any_16_bit({&input, &target, &var}))
+    return computed_in_f32({&input, &target, &var}, [&] {
+      return gaussian_nll_loss(widened(input), widened(target), widened(var), options);
+    });
   const char* op = "gaussian_nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
