@@ -104,8 +104,8 @@ std::vector<Section> report() {
   }
   sections.push_back(std::move(backends));
   sections.push_back({"nn",
-                      {{"module dtypes", "f32, f64"},
-                       {"16-bit modules", "not yet: Module::to(f16/bf16) is refused (docs/NN.md)"},
+                      {{"module dtypes", "f32, f64, f16, bf16"},
+                       {"16-bit modules", "stored in 16 bits, accumulated in f32 (docs/NN.md)"},
                        {"input dtype", "must equal the parameters' (a DType error otherwise)"}},
                       {}});
   sections.push_back(data_sets());
