@@ -22,6 +22,16 @@ struct Attention {
 // mask: undefined, bool (true = may attend) or floating (added); checked by the callers.
 Attention attend(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask,
                  bool is_causal, double scale, double dropout_p, Generator* gen) {
+  const DType dt = query.dtype();
+  if (dt == kF16 || dt == kBF16) {
+    // 16-bit attention runs in f32 and rounds the output and weights once, as PyTorch's math
+    // attention (which widens query, key and value) and its fused CPU kernels: the scaled
+    // scores, the mask, softmax and the weighted sum are not rounded between them.
+    const Tensor wide_mask = mask.defined() && mask.dtype() != kBool ? mask.to(kF32) : mask;
+    const Attention wide = attend(query.to(kF32), key.to(kF32), value.to(kF32), wide_mask,
+                                  is_causal, scale, dropout_p, gen);
+    return {wide.output.to(dt), wide.weights.to(dt)};
+  }
   const int64_t L = query.size(-2), S = key.size(-2), E = query.size(-1);
   // Scale whichever of the query and the scores is smaller.
   const bool scale_query = scale != 1.0 && E < S;

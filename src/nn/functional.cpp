@@ -17,6 +17,11 @@ Tensor per_channel(const Tensor& t, int64_t dims) {
   return t.view(shape);
 }
 
+// The dtype a normalization computes its statistics and affine map in: f32 for the 16-bit
+// floats (as PyTorch's batch_norm and group_norm kernels, whose accumulators are f32), so that
+// x * scale + shift, where both terms can be far larger than their sum, is rounded once.
+DType norm_compute_dtype(DType dt) { return dt == kF16 || dt == kBF16 ? kF32 : dt; }
+
 }  // namespace
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
@@ -74,14 +79,16 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   for (const Tensor* t : {&weight, &bias})
     OX_CHECK(!t->defined() || (t->dim() == 1 && t->size(0) == channels), Shape, "group_norm",
              "weight and bias must be [", channels, "], got ", t->shape());
-  // Each group of channels (and its spatial extent) is one row of the fused layer norm.
+  // Each group of channels (and its spatial extent) is one row of the fused layer norm. 16-bit
+  // inputs normalize and scale in f32 and round once (the backward then also runs in f32).
+  const DType acc = norm_compute_dtype(input.dtype());
+  const Tensor x = input.to(acc);
   const int64_t per_group = input.numel() / std::max<int64_t>(input.size(0) * num_groups, 1);
-  Tensor out =
-      layer_norm(input.reshape({input.size(0), num_groups, per_group}), {per_group}, {}, {}, eps)
-          .view(input.shape());
-  if (weight.defined()) out = out * per_channel(weight, input.dim());
-  if (bias.defined()) out = out + per_channel(bias, input.dim());
-  return out;
+  Tensor out = layer_norm(x.reshape({x.size(0), num_groups, per_group}), {per_group}, {}, {}, eps)
+                   .view(x.shape());
+  if (weight.defined()) out = out * per_channel(weight.to(acc), input.dim());
+  if (bias.defined()) out = out + per_channel(bias.to(acc), input.dim());
+  return out.to(input.dtype());
 }
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
@@ -104,31 +111,36 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   for (int64_t d = 2; d < input.dim(); ++d) reduce_dims.push_back(d);
   const int64_t count = input.numel() / std::max<int64_t>(channels, 1);
 
+  // 16-bit inputs: the statistics, the running update and x * scale + shift in f32, each result
+  // rounded once (the backward then also runs in f32).
+  const DType acc = norm_compute_dtype(input.dtype());
+  const Tensor x = input.to(acc);
   Tensor mean, var;
   if (training) {
     OX_CHECK(count > 1, Value, "batch_norm",
              "expected more than 1 value per channel when "
              "training, got input ",
              input.shape());
-    mean = input.mean(reduce_dims);
-    var = input.var(reduce_dims, /*correction=*/0);
+    mean = x.mean(reduce_dims);
+    var = x.var(reduce_dims, /*correction=*/0);
     if (running_mean.defined()) {
       NoGradGuard no_grad;
       const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
-      Tensor(running_mean).copy_(running_mean * (1 - momentum) + mean.detach() * momentum);
-      Tensor(running_var).copy_(running_var * (1 - momentum) + var.detach() * (momentum * unbias));
+      Tensor(running_mean).copy_(running_mean.to(acc) * (1 - momentum) + mean.detach() * momentum);
+      Tensor(running_var)
+          .copy_(running_var.to(acc) * (1 - momentum) + var.detach() * (momentum * unbias));
     }
   } else {
-    mean = running_mean.to(input.dtype());
-    var = running_var.to(input.dtype());
+    mean = running_mean.to(acc);
+    var = running_var.to(acc);
   }
   const int64_t dims = input.dim();
   Tensor scale = rsqrt(var + eps);
-  if (weight.defined()) scale = scale * weight;
+  if (weight.defined()) scale = scale * weight.to(acc);
   Tensor shift = -mean * scale;
-  if (bias.defined()) shift = shift + bias;
+  if (bias.defined()) shift = shift + bias.to(acc);
   // One fused multiply-add pass over the input: x * scale + shift, per channel.
-  return addcmul(per_channel(shift, dims), input, per_channel(scale, dims));
+  return addcmul(per_channel(shift, dims), x, per_channel(scale, dims)).to(input.dtype());
 }
 
 Tensor dropout2d(const Tensor& input, double p, bool training, Generator* gen) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 #include "amp/autocast_policy.h"
 #include "nn/reduction.h"
@@ -30,6 +31,32 @@ Tensor reduce(const Tensor& loss, Reduction reduction) {
       break;
   }
   return ox::div(ox::sum(loss), static_cast<double>(loss.numel()));
+}
+
+// f16 and bf16 losses compute in f32 and round the loss once, as PyTorch's loss kernels, whose
+// per-element terms and reductions are in f32 (opmath): composed in 16 bits, every op would
+// round (a difference, its square, a log, the sum), and terms like exp(x) - t x cancel. The
+// gradient flows back through the widening and is rounded once into each input's dtype.
+bool is_16_bit(const Tensor& t) { return t.defined() && (t.dtype() == kF16 || t.dtype() == kBF16); }
+
+bool any_16_bit(std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors)
+    if (is_16_bit(*t)) return true;
+  return false;
+}
+
+Tensor widened(const Tensor& t) { return is_16_bit(t) ? t.to(kF32) : t; }
+
+// The loss of the widened tensors, rounded to the dtype the floating `values` promote to (what
+// the loss composed in their own dtypes would return).
+template <class F>
+Tensor computed_in_f32(std::initializer_list<const Tensor*> values, F&& loss) {
+  std::optional<DType> out;
+  for (const Tensor* t : values)
+    if (t->defined() && is_floating(t->dtype()))
+      out = out ? promote_types(*out, t->dtype()) : t->dtype();
+  Tensor result = loss();
+  return out ? result.to(*out) : result;
 }
 
 void require_defined(const Tensor& t, const char* op, const char* what) {
@@ -86,6 +113,9 @@ Tensor clamped_log(const Tensor& x) {
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return mse_loss(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return mse_loss(widened(input), widened(target), options); });
   const Reduction reduction = parse_reduction(options.reduction, "mse_loss");
   check_pair(input, target, "mse_loss");
   return reduce(ox::square(ox::sub(input, target)), reduction);
@@ -94,6 +124,9 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossOptions&
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return l1_loss(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return l1_loss(widened(input), widened(target), options); });
   const Reduction reduction = parse_reduction(options.reduction, "l1_loss");
   check_pair(input, target, "l1_loss");
   return reduce(ox::abs(ox::sub(input, target)), reduction);
@@ -103,6 +136,10 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return smooth_l1_loss(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target}, [&] {
+      return smooth_l1_loss(widened(input), widened(target), options);
+    });
   const char* op = "smooth_l1_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -117,6 +154,9 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return huber_loss(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return huber_loss(widened(input), widened(target), options); });
   const char* op = "huber_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -143,6 +183,13 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
   }
 
   // Class probabilities.
+  if (any_16_bit({&input, &target, &options.weight})) {
+    CrossEntropyLossOptions wide = options;
+    wide.weight = widened(options.weight);
+    return computed_in_f32({&input, &target, &options.weight}, [&] {
+      return functional::cross_entropy(widened(input), widened(target), wide);
+    });
+  }
   OX_CHECK(input.dim() >= 1, Shape, op, "input must have a class dim, got shape ", input.shape());
   require_same_shape(input, target, op);
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;
@@ -166,6 +213,12 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return nll_loss(cast(input), target, options);
+  if (any_16_bit({&input, &options.weight})) {
+    NLLLossOptions wide = options;
+    wide.weight = widened(options.weight);
+    return computed_in_f32({&input, &options.weight},
+                           [&] { return nll_loss(widened(input), target, wide); });
+  }
   const char* op = "nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -211,6 +264,13 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BCELossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return binary_cross_entropy(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target, &options.weight})) {
+    BCELossOptions wide = options;
+    wide.weight = widened(options.weight);
+    return computed_in_f32({&input, &target, &options.weight}, [&] {
+      return binary_cross_entropy(widened(input), widened(target), wide);
+    });
+  }
   const char* op = "binary_cross_entropy";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -233,6 +293,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const BCEWithLogitsLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return binary_cross_entropy_with_logits(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target, &options.weight, &options.pos_weight})) {
+    BCEWithLogitsLossOptions wide = options;
+    wide.weight = widened(options.weight);
+    wide.pos_weight = widened(options.pos_weight);
+    return computed_in_f32({&input, &target, &options.weight, &options.pos_weight}, [&] {
+      return binary_cross_entropy_with_logits(widened(input), widened(target), wide);
+    });
+  }
   const char* op = "binary_cross_entropy_with_logits";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input, op, "input");
@@ -256,6 +324,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return kl_div(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target},
+                           [&] { return kl_div(widened(input), widened(target), options); });
   const char* op = "kl_div";
   const Reduction reduction = parse_reduction(options.reduction, op, /*allow_batchmean=*/true);
   check_pair(input, target, op);
@@ -278,6 +349,10 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
                              const CosineEmbeddingLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input1})
     return cosine_embedding_loss(cast(input1), cast(input2), target, options);
+  if (any_16_bit({&input1, &input2}))
+    return computed_in_f32({&input1, &input2}, [&] {
+      return cosine_embedding_loss(widened(input1), widened(input2), target, options);
+    });
   const char* op = "cosine_embedding_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input1, op, "input1");
@@ -306,6 +381,10 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
                            const MarginRankingLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input1})
     return margin_ranking_loss(cast(input1), cast(input2), cast(target), options);
+  if (any_16_bit({&input1, &input2, &target}))
+    return computed_in_f32({&input1, &input2, &target}, [&] {
+      return margin_ranking_loss(widened(input1), widened(input2), widened(target), options);
+    });
   const char* op = "margin_ranking_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(input1, op, "input1");
@@ -324,6 +403,10 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
                            const TripletMarginLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, anchor})
     return triplet_margin_loss(cast(anchor), cast(positive), cast(negative), options);
+  if (any_16_bit({&anchor, &positive, &negative}))
+    return computed_in_f32({&anchor, &positive, &negative}, [&] {
+      return triplet_margin_loss(widened(anchor), widened(positive), widened(negative), options);
+    });
   const char* op = "triplet_margin_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   require_floating(anchor, op, "anchor");
@@ -349,6 +432,10 @@ Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
                         const PoissonNLLLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return poisson_nll_loss(cast(input), cast(target), options);
+  if (any_16_bit({&input, &target}))
+    return computed_in_f32({&input, &target}, [&] {
+      return poisson_nll_loss(widened(input), widened(target), options);
+    });
   const char* op = "poisson_nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);
@@ -370,6 +457,10 @@ Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor
                          const GaussianNLLLossOptions& options) {
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
     return gaussian_nll_loss(cast(input), cast(target), cast(var), options);
+  if (any_16_bit({&input, &target, &var}))
+    return computed_in_f32({&input, &target, &var}, [&] {
+      return gaussian_nll_loss(widened(input), widened(target), widened(var), options);
+    });
   const char* op = "gaussian_nll_loss";
   const Reduction reduction = parse_reduction(options.reduction, op);
   check_pair(input, target, op);

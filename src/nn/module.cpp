@@ -122,10 +122,11 @@ void Module::convert_tensors(const std::function<Tensor(const Tensor&)>& convert
 }
 
 namespace {
+// Floating parameters and buffers take any floating dtype: f16/bf16 layers store in 16 bits and
+// accumulate in f32 (docs/NN.md, "The dtype boundary"). Integer buffers keep their dtype.
 void check_module_dtype(DType dtype) {
-  OX_CHECK(dtype == kF32 || dtype == kF64, DType, "Module.to",
-           "modules compute in f32 or f64, not ", dtype,
-           " (16-bit modules are not supported yet; see docs/NN.md)");
+  OX_CHECK(dtype == kF32 || dtype == kF64 || dtype == kF16 || dtype == kBF16, DType, "Module.to",
+           "modules compute in a floating dtype (f32, f64, f16, bf16), not ", dtype);
 }
 }  // namespace
 

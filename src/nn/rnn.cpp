@@ -33,8 +33,8 @@ Tensor affine(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 void check_floating(const char* op, const Tensor& input, const Tensor& weight) {
   OX_CHECK(input.defined(), Value, op, "the input is undefined");
-  OX_CHECK(input.dtype() == kF32 || input.dtype() == kF64, DType, op,
-           "takes f32 or f64 input, got ", input.dtype(), " of shape ", input.shape());
+  OX_CHECK(is_floating(input.dtype()), DType, op, "takes floating input, got ", input.dtype(),
+           " of shape ", input.shape());
   OX_CHECK(input.dtype() == weight.dtype(), DType, op, "input dtype ", input.dtype(),
            " does not match the parameters' ", weight.dtype(),
            " (modules do not promote; convert the input or call module->to(", input.dtype(), "))");

@@ -4,6 +4,8 @@
 
 #include "nn/rnn_pointwise.h"
 
+#include "core/dispatch.h"
+
 #include <atomic>
 #include <cmath>
 
@@ -32,10 +34,17 @@ T sigmoid(T x) {
   return T(1) / (T(1) + std::exp(-x));
 }
 
+// Each element loads in C (f32 for the 16-bit floats), computes every gate in C and rounds only
+// what it stores: one rounding per output, as PyTorch's fused CUDA cell (accscalar_t).
+template <class T>
+compute_t<T> ld(T x) {
+  return static_cast<compute_t<T>>(x);
+}
+
 bool can_fuse(std::initializer_list<const Tensor*> tensors) {
   if (!fused_rnn_enabled()) return false;
   const DType dt = (*tensors.begin())->dtype();
-  if (dt != kF32 && dt != kF64) return false;
+  if (!is_floating(dt)) return false;
   for (const Tensor* t : tensors)
     if (!t->device().is_cpu() || t->dtype() != dt) return false;
   return true;
@@ -49,15 +58,16 @@ Tensor zeros_if_undefined(const Tensor& grad, const Tensor& like) {
 
 template <class T>
 void lstm_forward_kernel(const T* gates, const T* c, T* h_out, T* c_out, int64_t n, int64_t h) {
+  using C = compute_t<T>;
 #pragma omp parallel for schedule(static) if (n * h >= kParallelElements)
   for (int64_t row = 0; row < n; ++row) {
     const T* g = gates + row * 4 * h;
     for (int64_t j = 0; j < h; ++j) {
-      const T i = sigmoid(g[j]), f = sigmoid(g[h + j]), gg = std::tanh(g[2 * h + j]),
-              o = sigmoid(g[3 * h + j]);
-      const T c2 = f * c[row * h + j] + i * gg;
-      c_out[row * h + j] = c2;
-      h_out[row * h + j] = o * std::tanh(c2);
+      const C i = sigmoid(ld(g[j])), f = sigmoid(ld(g[h + j])), gg = std::tanh(ld(g[2 * h + j])),
+              o = sigmoid(ld(g[3 * h + j]));
+      const C c2 = f * ld(c[row * h + j]) + i * gg;
+      c_out[row * h + j] = static_cast<T>(c2);
+      h_out[row * h + j] = static_cast<T>(o * std::tanh(c2));
     }
   }
 }
@@ -66,23 +76,24 @@ void lstm_forward_kernel(const T* gates, const T* c, T* h_out, T* c_out, int64_t
 template <class T>
 void lstm_backward_kernel(const T* gates, const T* c, const T* dh, const T* dc2, T* dgates, T* dc,
                           int64_t n, int64_t h) {
+  using C = compute_t<T>;
 #pragma omp parallel for schedule(static) if (n * h >= kParallelElements)
   for (int64_t row = 0; row < n; ++row) {
     const T* g = gates + row * 4 * h;
     T* dg = dgates + row * 4 * h;
     for (int64_t j = 0; j < h; ++j) {
       const int64_t k = row * h + j;
-      const T i = sigmoid(g[j]), f = sigmoid(g[h + j]), gg = std::tanh(g[2 * h + j]),
-              o = sigmoid(g[3 * h + j]);
-      const T cp = c[k];
-      const T tc = std::tanh(f * cp + i * gg);
-      const T dhk = dh ? dh[k] : T(0);
-      const T dct = (dc2 ? dc2[k] : T(0)) + dhk * o * (T(1) - tc * tc);
-      dg[j] = dct * gg * i * (T(1) - i);
-      dg[h + j] = dct * cp * f * (T(1) - f);
-      dg[2 * h + j] = dct * i * (T(1) - gg * gg);
-      dg[3 * h + j] = dhk * tc * o * (T(1) - o);
-      dc[k] = dct * f;
+      const C i = sigmoid(ld(g[j])), f = sigmoid(ld(g[h + j])), gg = std::tanh(ld(g[2 * h + j])),
+              o = sigmoid(ld(g[3 * h + j]));
+      const C cp = ld(c[k]);
+      const C tc = std::tanh(f * cp + i * gg);
+      const C dhk = dh ? ld(dh[k]) : C(0);
+      const C dct = (dc2 ? ld(dc2[k]) : C(0)) + dhk * o * (C(1) - tc * tc);
+      dg[j] = static_cast<T>(dct * gg * i * (C(1) - i));
+      dg[h + j] = static_cast<T>(dct * cp * f * (C(1) - f));
+      dg[2 * h + j] = static_cast<T>(dct * i * (C(1) - gg * gg));
+      dg[3 * h + j] = static_cast<T>(dhk * tc * o * (C(1) - o));
+      dc[k] = static_cast<T>(dct * f);
     }
   }
 }
@@ -150,6 +161,10 @@ struct LSTMPointwise : autograd::Function<LSTMPointwise> {
   static void dispatch_float(DType dt, F&& fn) {
     if (dt == kF64)
       fn.template operator()<double>();
+    else if (dt == kF16)
+      fn.template operator()<Half>();
+    else if (dt == kBF16)
+      fn.template operator()<BFloat16>();
     else
       fn.template operator()<float>();
   }
@@ -159,14 +174,15 @@ struct LSTMPointwise : autograd::Function<LSTMPointwise> {
 
 template <class T>
 void gru_forward_kernel(const T* gx, const T* gh, const T* hp, T* h_out, int64_t n, int64_t h) {
+  using C = compute_t<T>;
 #pragma omp parallel for schedule(static) if (n * h >= kParallelElements)
   for (int64_t row = 0; row < n; ++row) {
     const T* x = gx + row * 3 * h;
     const T* y = gh + row * 3 * h;
     for (int64_t j = 0; j < h; ++j) {
-      const T r = sigmoid(x[j] + y[j]), z = sigmoid(x[h + j] + y[h + j]);
-      const T nn = std::tanh(x[2 * h + j] + r * y[2 * h + j]);
-      h_out[row * h + j] = nn + z * (hp[row * h + j] - nn);
+      const C r = sigmoid(ld(x[j]) + ld(y[j])), z = sigmoid(ld(x[h + j]) + ld(y[h + j]));
+      const C nn = std::tanh(ld(x[2 * h + j]) + r * ld(y[2 * h + j]));
+      h_out[row * h + j] = static_cast<T>(nn + z * (ld(hp[row * h + j]) - nn));
     }
   }
 }
@@ -174,6 +190,7 @@ void gru_forward_kernel(const T* gx, const T* gh, const T* hp, T* h_out, int64_t
 template <class T>
 void gru_backward_kernel(const T* gx, const T* gh, const T* hp, const T* dh2, T* dgx, T* dgh, T* dh,
                          int64_t n, int64_t h) {
+  using C = compute_t<T>;
 #pragma omp parallel for schedule(static) if (n * h >= kParallelElements)
   for (int64_t row = 0; row < n; ++row) {
     const T* x = gx + row * 3 * h;
@@ -182,18 +199,18 @@ void gru_backward_kernel(const T* gx, const T* gh, const T* hp, const T* dh2, T*
     T* dy = dgh + row * 3 * h;
     for (int64_t j = 0; j < h; ++j) {
       const int64_t k = row * h + j;
-      const T r = sigmoid(x[j] + y[j]), z = sigmoid(x[h + j] + y[h + j]);
-      const T hn = y[2 * h + j];
-      const T nn = std::tanh(x[2 * h + j] + r * hn);
-      const T d = dh2[k];
-      const T dpn = d * (T(1) - z) * (T(1) - nn * nn);
-      const T dpr = dpn * hn * r * (T(1) - r);
-      const T dpz = d * (hp[k] - nn) * z * (T(1) - z);
-      dx[j] = dy[j] = dpr;
-      dx[h + j] = dy[h + j] = dpz;
-      dx[2 * h + j] = dpn;
-      dy[2 * h + j] = dpn * r;
-      dh[k] = d * z;
+      const C r = sigmoid(ld(x[j]) + ld(y[j])), z = sigmoid(ld(x[h + j]) + ld(y[h + j]));
+      const C hn = ld(y[2 * h + j]);
+      const C nn = std::tanh(ld(x[2 * h + j]) + r * hn);
+      const C d = ld(dh2[k]);
+      const C dpn = d * (C(1) - z) * (C(1) - nn * nn);
+      const C dpr = dpn * hn * r * (C(1) - r);
+      const C dpz = d * (ld(hp[k]) - nn) * z * (C(1) - z);
+      dx[j] = dy[j] = static_cast<T>(dpr);
+      dx[h + j] = dy[h + j] = static_cast<T>(dpz);
+      dx[2 * h + j] = static_cast<T>(dpn);
+      dy[2 * h + j] = static_cast<T>(dpn * r);
+      dh[k] = static_cast<T>(d * z);
     }
   }
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The elementwise part of one LSTM or GRU step, after the matrix products: a fused CPU kernel
-// with its own backward (a custom autograd Function) for f32/f64 on the CPU, and the same
-// arithmetic composed of public ops everywhere else.
+// with its own backward (a custom autograd Function) for every floating dtype on the CPU (16-bit
+// ones computed in f32, each output rounded once), and the same arithmetic composed of public
+// ops everywhere else.
 
 #include <utility>
 

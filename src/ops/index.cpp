@@ -307,7 +307,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
           const Tensor idx = s[0].reshape({-1});
           Tensor rows = g[0].reshape({-1, shape[1]});
           if (pad_row) rows = masked_fill(rows, eq(idx, *pad_row).unsqueeze(1), 0);
-          return std::vector<Tensor>{index_add(zeros(shape, options_of(g[0])), 0, idx, rows)};
+          // A row looked up k times sums k gradients: 16-bit ones in f32, rounded once (the
+          // node casts the gradient back to the weight's dtype).
+          if (rows.dtype() == kF16 || rows.dtype() == kBF16) rows = rows.to(kF32);
+          return std::vector<Tensor>{index_add(zeros(shape, options_of(rows)), 0, idx, rows)};
         });
     return out;
   }

@@ -112,6 +112,29 @@ Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor
   }
 }
 
+// Whether a 16-bit gradient rule runs in f32: rules of more than one op (gelu's, mish's,
+// sigmoid's, ...) would otherwise round after each, where PyTorch's backward kernels compute in
+// f32 and round once. Rules that select or negate g are exact in any dtype.
+bool widens_vjp(UnaryOp op, DType dt) {
+  if (dt != kF16 && dt != kBF16) return false;
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Abs:
+    case UnaryOp::Sign:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+    case UnaryOp::Relu:
+    case UnaryOp::LeakyRelu:
+    case UnaryOp::Clamp:
+    case UnaryOp::NanToNum:
+      return false;
+    default:
+      return true;
+  }
+}
+
 Tensor unary_op(const Tensor& x, UnaryOp op, const UnaryParams& params = {}) {
   const char* name = unary_name(op);
   if (autograd::needs_grad({&x})) {
@@ -123,10 +146,15 @@ Tensor unary_op(const Tensor& x, UnaryOp op, const UnaryParams& params = {}) {
                          op == UnaryOp::Relu || op == UnaryOp::Elu;
     const bool needs_x = !needs_y || op == UnaryOp::Elu;
     if (is_floating(y.dtype()))
-      autograd::record(name, {x}, {y}, {needs_x ? x : Tensor(), needs_y ? y : Tensor()},
-                       [op, params](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-                         return std::vector<Tensor>{unary_vjp(op, params, g[0], s[0], s[1])};
-                       });
+      autograd::record(
+          name, {x}, {y}, {needs_x ? x : Tensor(), needs_y ? y : Tensor()},
+          [op, params](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+            if (!widens_vjp(op, g[0].dtype()))
+              return std::vector<Tensor>{unary_vjp(op, params, g[0], s[0], s[1])};
+            // The node rounds the f32 gradient once into x's dtype.
+            const auto wide = [](const Tensor& t) { return t.defined() ? t.to(kF32) : t; };
+            return std::vector<Tensor>{unary_vjp(op, params, wide(g[0]), wide(s[0]), wide(s[1]))};
+          });
     return y;
   }
   const TensorImpl& xi = ops::impl_of(x, name);

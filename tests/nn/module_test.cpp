@@ -98,7 +98,6 @@ TEST(Module, ToConvertsInPlace) {
   EXPECT_TRUE(oxtest::contains(e, "f32") && oxtest::contains(e, "f64")) << e.what();
   EXPECT_EQ(net(ones({2, 3}, {.dtype = kF64})).dtype(), kF64);
   EXPECT_EQ(kind_of([&] { net->to(kI32); }), ErrorKind::DType);
-  EXPECT_EQ(kind_of([&] { net->to(kF16); }), ErrorKind::DType);  // the boundary, for now
 }
 
 TEST(Module, ZeroGrad) {

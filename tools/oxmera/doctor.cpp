@@ -119,6 +119,7 @@ std::vector<Section> report() {
   sections.push_back(std::move(backends));
   sections.push_back({"nn",
                       {{"module dtypes", "f32, f64, bf16, f16 (Module::to)"},
+                       {"16-bit modules", "stored in 16 bits, accumulated in f32 (docs/NN.md)"},
                        {"input dtype",
                         "must equal the parameters' (a DType error otherwise), "
                         "except under autocast"},

@@ -30,8 +30,9 @@ Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const
                 const Tensor& b_ih = {}, const Tensor& b_hh = {});
 }  // namespace functional
 
-// Whether LSTM and GRU steps on the CPU (f32/f64) take the fused gate kernel (on by default;
-// other devices always compose public ops). Process-wide; for tests and measurements.
+// Whether LSTM and GRU steps on the CPU (any floating dtype; f16/bf16 computed in f32) take the
+// fused gate kernel (on by default; other devices always compose public ops). Process-wide; for
+// tests and measurements.
 void set_fused_rnn_enabled(bool enabled);
 bool fused_rnn_enabled();
 
