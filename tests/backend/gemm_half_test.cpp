@@ -313,4 +313,21 @@ TEST_F(GemmHalf, BitsDoNotDependOnTheThreadCount) {
   }
 }
 
+TEST_F(GemmHalf, ConvolutionsOnItIgnoreTheThreadCount) {
+  // Convolutions are im2col (in the input's dtype) around this GEMM, forward and backward.
+  const ox::Conv2dOptions o{.padding = 1, .groups = 2};
+  for (DType dt : kHalfTypes) {
+    const Tensor x = mmtest::input({3, 8, 20, 21}, dt), w = mmtest::input({16, 4, 3, 3}, dt);
+    const Tensor go = mmtest::input({3, 16, 20, 21}, dt);
+    const auto [f1, f2] = at_1_and_2_threads([&] { return ox::conv2d(x, w, {}, o); });
+    EXPECT_TRUE(same_bits(f1, f2)) << "forward " << ox::dtype_name(dt);
+    const auto [i1, i2] =
+        at_1_and_2_threads([&] { return ox::conv2d_input_grad(x.shape(), w, go, o); });
+    EXPECT_TRUE(same_bits(i1, i2)) << "input grad " << ox::dtype_name(dt);
+    const auto [w1, w2] =
+        at_1_and_2_threads([&] { return ox::conv2d_weight_grad(x, w.shape(), go, o); });
+    EXPECT_TRUE(same_bits(w1, w2)) << "weight grad " << ox::dtype_name(dt);
+  }
+}
+
 }  // namespace
