@@ -31,6 +31,12 @@ Timing sgemm(int64_t n) {
   return median_seconds([&] { keep(torch::matmul(a, b)); });
 }
 
+Timing sgemm_bf16(int64_t n) {
+  const torch::Tensor a = host({n, n}, kSeedA).to(torch::kBFloat16);
+  const torch::Tensor b = host({n, n}, kSeedB).to(torch::kBFloat16);
+  return median_seconds([&] { keep(torch::matmul(a, b)); });
+}
+
 Timing bmm() {
   const torch::Tensor a = host({kBatch, kBmmM, kBmmK}, kSeedA);
   const torch::Tensor b = host({kBatch, kBmmK, kBmmN}, kSeedB);
@@ -111,6 +117,7 @@ const std::map<std::string_view, std::function<Timing()>>& rows() {
       {"sgemm256", [] { return sgemm(256); }},
       {"sgemm1024", [] { return sgemm(1024); }},
       {"sgemm2048", [] { return sgemm(2048); }},
+      {"sgemm1024_bf16", [] { return sgemm_bf16(1024); }},
       {"bmm", bmm},
       {"add16M", add16M},
       {"add16M_bcast", add16M_bcast},

@@ -35,6 +35,14 @@ Timing sgemm(int64_t n) {
   return median_seconds([&] { keep(ox::matmul(a, b)); });
 }
 
+// The same values as sgemm, rounded to bf16 once before timing: products and sums in f32, one
+// rounding of each result to bf16.
+Timing sgemm_bf16(int64_t n) {
+  const ox::Tensor a = host({n, n}, kSeedA).to(ox::DType::BF16);
+  const ox::Tensor b = host({n, n}, kSeedB).to(ox::DType::BF16);
+  return median_seconds([&] { keep(ox::matmul(a, b)); });
+}
+
 Timing bmm() {
   const ox::Tensor a = host({kBatch, kBmmM, kBmmK}, kSeedA);
   const ox::Tensor b = host({kBatch, kBmmK, kBmmN}, kSeedB);
@@ -114,6 +122,7 @@ const std::map<std::string_view, std::function<Timing()>>& rows() {
       {"sgemm256", [] { return sgemm(256); }},
       {"sgemm1024", [] { return sgemm(1024); }},
       {"sgemm2048", [] { return sgemm(2048); }},
+      {"sgemm1024_bf16", [] { return sgemm_bf16(1024); }},
       {"bmm", bmm},
       {"add16M", add16M},
       {"add16M_bcast", add16M_bcast},

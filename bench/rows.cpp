@@ -96,6 +96,7 @@ const std::vector<Spec>& specs() {
       {"sgemm256", "GFLOP/s", true, flop_gemm(1, 256, 256, 256) * kGiga},
       {"sgemm1024", "GFLOP/s", true, flop_gemm(1, 1024, 1024, 1024) * kGiga},
       {"sgemm2048", "GFLOP/s", true, flop_gemm(1, 2048, 2048, 2048) * kGiga},
+      {"sgemm1024_bf16", "GFLOP/s", true, flop_gemm(1, 1024, 1024, 1024) * kGiga},
       {"bmm", "GFLOP/s", true, flop_gemm(kBatch, kBmmM, kBmmK, kBmmN) * kGiga},
       // Bytes the op must move: each input read once, the output written once.
       {"add16M", "GB/s", true, 12.0 * double(kVec) * kGiga},

@@ -1,5 +1,6 @@
 // Batched matrix multiplication. f32/f64 run on our packed GEMM (the micro-kernel and packing
-// are in simd/gemm.cpp); f16/bf16 go through f32; integers take a blocked loop.
+// are in simd/gemm.cpp); f16/bf16 run on it too, their panels widened to f32 as they are packed
+// and C narrowed from f32 once; integers take a blocked loop.
 //
 // Thread-count independence: an element of C sums its products in k order within fixed depth
 // blocks of kGemmDepth, and the blocks in order, on whichever thread computes its tile; the
@@ -36,6 +37,9 @@ namespace {
 constexpr int64_t kGemmDepth = 1024;
 constexpr int64_t kGemmRows = 192;
 constexpr int64_t kGemmCols = 2048;
+// Columns of C that a 16-bit product computes into an f32 buffer at a time before narrowing
+// them into C (a multiple of every target's tile columns, 2 to 32).
+constexpr int64_t kNarrowCols = 64;
 // Fewer multiply-adds than this in a product are not worth waking a second thread for.
 constexpr double kGemmParallelWork = 1 << 17;
 // The loop kernel's blocks: rows x columns of accumulators (64 KiB of i64), and a depth that
@@ -176,20 +180,52 @@ void try_fold_batch(StridedArray& dst, StridedArray& a, StridedArray& b) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// n values of a 16-bit run with element stride `stride` to and from contiguous f32, by the SIMD
+// conversions (bitwise the scalar ones); strided runs go through a contiguous copy.
+template <class H>
+void widen_run(const H* x, int64_t stride, int64_t n, float* y) {
+  if (stride == 1) return simd::widen(x, y, n);
+  H run[kNarrowCols];
+  for (int64_t j = 0; j < n; ++j) run[j] = x[j * stride];
+  simd::widen(run, y, n);
+}
+template <class H>
+void narrow_run(const float* x, int64_t n, H* y, int64_t stride) {
+  if (stride == 1) return simd::narrow(x, y, n);
+  H run[kNarrowCols];
+  simd::narrow(x, run, n);
+  for (int64_t j = 0; j < n; ++j) y[j * stride] = run[j];
+}
+
+// The type products are summed in: f32 for 16-bit floats (PyTorch's CPU rule), whose panels
+// are widened as they are packed.
+template <class T>
+using acc_t = std::conditional_t<is_half_v<T>, float, T>;
+
 // One product C = alpha * A @ B + beta * C, M x N x K, on all threads or on this one. The team
 // stays together for the whole product: for each block of B, every thread packs its share of
 // the panels, waits for the others, then multiplies its items against the shared block.
-template <class T>
-void gemm_one(const T* a, const T* b, T* c, const Mat& A, const Mat& B, const Mat& C, T alpha,
-              T beta, bool parallel) {
-  const simd::GemmTile tile = simd::gemm_tile(a);
+// In is A's and B's element type; Out is C's: acc_t<In>, or In itself when K fits one depth
+// block, so that each element of C is final after one block: the kernel then writes tiles of f32
+// into a per-thread buffer (reading C's tile into it first when beta is not 0), which is narrowed
+// into C, one rounding per element.
+template <class In, class Out>
+void gemm_one(const In* a, const In* b, Out* c, const Mat& A, const Mat& B, const Mat& C,
+              acc_t<In> alpha, acc_t<In> beta, bool parallel) {
+  using T = acc_t<In>;
+  constexpr bool kNarrowing = !std::is_same_v<Out, T>;
+  const simd::GemmTile tile = simd::gemm_tile(static_cast<const T*>(nullptr));
   OX_ASSERT(kGemmRows % tile.mr == 0, "gemm row block not a multiple of the tile rows");
+  OX_ASSERT(kNarrowCols % tile.nr == 0, "gemm narrowing block not a multiple of the tile columns");
   const int64_t M = C.rows, N = C.cols, K = A.cols;
+  OX_ASSERT(!kNarrowing || K <= kGemmDepth, "a 16-bit C narrowed after one depth block only");
   const int64_t threads = parallel ? omp_get_max_threads() : 1;
   const int64_t widest = std::min(N, kGemmCols), depth = std::min(K, kGemmDepth);
   const int64_t b_elems = depth * ceil_div(widest, tile.nr) * tile.nr, a_elems = kGemmRows * depth;
+  const int64_t c_elems = kNarrowing ? kGemmRows * kNarrowCols : 0;
   // Allocated before the team starts: nothing may throw inside it.
   Scratch b_block(size_t(b_elems) * sizeof(T)), a_blocks(size_t(threads * a_elems) * sizeof(T));
+  Scratch c_tiles(std::max<size_t>(size_t(threads * c_elems) * sizeof(T), 1));
   T* const bp = static_cast<T*>(b_block.get());
   // Items are column chunks x panels of tile.mr rows, so contiguous shares of them balance the
   // threads to a panel; a thread packs up to kGemmRows of its rows of A at a time. With enough
@@ -205,6 +241,7 @@ void gemm_one(const T* a, const T* b, T* c, const Mat& A, const Mat& B, const Ma
   auto work = [&](int64_t tid, int64_t team, auto&& barrier) {
     const auto share = [&](int64_t n) { return std::pair{n * tid / team, n * (tid + 1) / team}; };
     T* const ap = static_cast<T*>(a_blocks.get()) + tid * a_elems;
+    T* const cp = static_cast<T*>(c_tiles.get()) + tid * c_elems;
     for (int64_t j0 = 0; j0 < N; j0 += kGemmCols) {
       const int64_t nc = std::min(kGemmCols, N - j0), panels = ceil_div(nc, tile.nr);
       const int64_t chunks = std::min(chunks_max, panels);
@@ -225,8 +262,21 @@ void gemm_one(const T* a, const T* b, T* c, const Mat& A, const Mat& B, const Ma
           simd::gemm_pack_a(a + i0 * A.rs + p0 * A.cs, A.rs, A.cs, mc, kc, ap);
           const int64_t c0 = panels * chunk / chunks, c1 = panels * (chunk + 1) / chunks;
           const int64_t jc = c0 * tile.nr, cols = std::min(nc, c1 * tile.nr) - jc;
-          simd::gemm_block(ap, bp + jc * kc, mc, cols, kc, c + i0 * C.rs + (j0 + jc) * C.cs, C.rs,
-                           C.cs, alpha, block_beta);
+          Out* const ct = c + i0 * C.rs + (j0 + jc) * C.cs;
+          if constexpr (!kNarrowing) {
+            simd::gemm_block(ap, bp + jc * kc, mc, cols, kc, ct, C.rs, C.cs, alpha, block_beta);
+          } else {
+            for (int64_t j = 0; j < cols; j += kNarrowCols) {
+              const int64_t w = std::min(kNarrowCols, cols - j);
+              if (block_beta != T(0))
+                for (int64_t i = 0; i < mc; ++i)
+                  widen_run(ct + i * C.rs + j * C.cs, C.cs, w, cp + i * kNarrowCols);
+              simd::gemm_block(ap, bp + (jc + j) * kc, mc, w, kc, cp, kNarrowCols, 1, alpha,
+                               block_beta);
+              for (int64_t i = 0; i < mc; ++i)
+                narrow_run(cp + i * kNarrowCols, w, ct + i * C.rs + j * C.cs, C.cs);
+            }
+          }
           begin += count;
         }
       }
@@ -241,16 +291,15 @@ void gemm_one(const T* a, const T* b, T* c, const Mat& A, const Mat& B, const Ma
 
 // C = beta * C + alpha * A @ B over all batches. Many matrices go one per thread; fewer run one
 // after another, each on all threads.
-template <class T>
-void gemm_packed_oriented(const Batches& bt, Mat A, Mat B, Mat C, T alpha, T beta) {
+template <class In, class Out>
+void gemm_packed_oriented(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alpha, acc_t<In> beta) {
   const double work = double(C.rows) * double(C.cols) * double(A.cols);
   const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   auto product = [&](int64_t t, bool parallel) {
-    const auto at = [](const Mat& m, int64_t offset) {
-      return reinterpret_cast<T*>(m.data) + offset;
-    };
-    gemm_one<T>(at(A, bt.a[size_t(t)]), at(B, bt.b[size_t(t)]), at(C, bt.dst[size_t(t)]), A, B, C,
-                alpha, beta, parallel);
+    gemm_one<In, Out>(reinterpret_cast<const In*>(A.data) + bt.a[size_t(t)],
+                      reinterpret_cast<const In*>(B.data) + bt.b[size_t(t)],
+                      reinterpret_cast<Out*>(C.data) + bt.dst[size_t(t)], A, B, C, alpha, beta,
+                      parallel);
   };
   if (bt.count >= threads || work < kGemmParallelWork) {
     const int64_t grain = std::max<int64_t>(1, int64_t(kGemmParallelWork / std::max(work, 1.0)));
@@ -262,15 +311,16 @@ void gemm_packed_oriented(const Batches& bt, Mat A, Mat B, Mat C, T alpha, T bet
   }
 }
 
-template <class T>
-void gemm_packed(const Batches& bt, Mat A, Mat B, Mat C, T alpha, T beta) {
+template <class In, class Out>
+void gemm_packed(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alpha, acc_t<In> beta) {
   // The kernel stores whole rows of C's tiles fast: a column-major C computes C^T = B^T A^T.
   // So does a thin C (N below one tile), which then runs on short tiles instead of padded ones.
-  const int64_t nr = simd::gemm_tile(static_cast<T*>(nullptr)).nr;
+  // The swap changes no bits: each element still sums the same products in k order.
+  const int64_t nr = simd::gemm_tile(static_cast<acc_t<In>*>(nullptr)).nr;
   if ((C.cs != 1 && C.rs == 1) || (C.cols < nr && C.rows > C.cols))
-    return gemm_packed_oriented<T>(Batches{bt.count, bt.dst, bt.b, bt.a}, B.t(), A.t(), C.t(),
-                                   alpha, beta);
-  gemm_packed_oriented<T>(bt, A, B, C, alpha, beta);
+    return gemm_packed_oriented<In, Out>(Batches{bt.count, bt.dst, bt.b, bt.a}, B.t(), A.t(), C.t(),
+                                         alpha, beta);
+  gemm_packed_oriented<In, Out>(bt, A, B, C, alpha, beta);
 }
 
 // Wrapping integer arithmetic; plain arithmetic for floats.
@@ -334,24 +384,28 @@ T scalar_to(const Scalar& s) {
     return static_cast<T>(s.to_double());
 }
 
-// dst = beta * dst + alpha * a @ b for dtypes of one C++ type T (no 16-bit floats).
-template <class T>
-void matmul_typed(StridedArray dst, StridedArray a, StridedArray b, const Scalar& alpha_s,
-                  const Scalar& beta_s) {
-  const T alpha = scalar_to<T>(alpha_s), beta = scalar_to<T>(beta_s);
-  constexpr bool kPacked = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  // The packed GEMM reads and writes any strides; the loop needs B's columns contiguous.
-  Packed pb;
-  if (!kPacked) {
-    const Mat mb = mat_of(b);
-    if (mb.cols > 1 && mb.cs != 1) b = (pb = pack(b, b.dtype)).array;
-  }
+// dst = beta * dst + alpha * a @ b on the packed GEMM: A and B of In, dst of Out (see gemm_one).
+template <class In, class Out>
+void matmul_packed(StridedArray dst, StridedArray a, StridedArray b, const Scalar& alpha,
+                   const Scalar& beta) {
   try_fold_batch(dst, a, b);
   const Batches bt = batch_offsets(dst, a, b);
-  if constexpr (kPacked)
-    gemm_packed<T>(bt, mat_of(a), mat_of(b), mat_of(dst), alpha, beta);
-  else
-    gemm_loop<T>(bt, mat_of(a), mat_of(b), mat_of(dst), alpha, beta);
+  gemm_packed<In, Out>(bt, mat_of(a), mat_of(b), mat_of(dst), scalar_to<acc_t<In>>(alpha),
+                       scalar_to<acc_t<In>>(beta));
+}
+
+// dst = beta * dst + alpha * a @ b for the integer dtypes: the loop needs B's columns
+// contiguous.
+template <class T>
+void matmul_loop(StridedArray dst, StridedArray a, StridedArray b, const Scalar& alpha_s,
+                 const Scalar& beta_s) {
+  const T alpha = scalar_to<T>(alpha_s), beta = scalar_to<T>(beta_s);
+  Packed pb;
+  const Mat mb = mat_of(b);
+  if (mb.cols > 1 && mb.cs != 1) b = (pb = pack(b, b.dtype)).array;
+  try_fold_batch(dst, a, b);
+  const Batches bt = batch_offsets(dst, a, b);
+  gemm_loop<T>(bt, mat_of(a), mat_of(b), mat_of(dst), alpha, beta);
 }
 
 // K == 0: dst = beta * dst (BLAS semantics; alpha does not matter).
@@ -380,15 +434,19 @@ void matmul(const StridedArray& dst, const StridedArray& a, const StridedArray& 
   if (a.shape[a.shape.size() - 1] == 0) return scale(dst, beta);
   dispatch_dtype(dst.dtype, [&]<class T>() {
     if constexpr (is_half_v<T>) {
-      // PyTorch's CPU rule: products and sums in f32, one rounding at the end.
-      Packed pa = pack(a, kF32), pb = pack(b, kF32);
+      // PyTorch's CPU rule: products and sums in f32, one rounding at the end. A and B are
+      // widened as their panels are packed; C is narrowed tile by tile when one depth block
+      // covers K, else summed across the blocks in an f32 copy that is narrowed once.
+      if (a.shape.back() <= kGemmDepth) return matmul_packed<T, T>(dst, a, b, alpha, beta);
       Packed pd = pack(dst, kF32, beta.to_double() != 0);
-      matmul_typed<float>(pd.array, pa.array, pb.array, alpha, beta);
+      matmul_packed<T, float>(pd.array, a, b, alpha, beta);
       cpu::copy(dst, pd.array);
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      matmul_packed<T, T>(dst, a, b, alpha, beta);
     } else if constexpr (std::is_same_v<T, bool>) {
       OX_ASSERT(false, "matmul kernel given bool");
     } else {
-      matmul_typed<T>(dst, a, b, alpha, beta);
+      matmul_loop<T>(dst, a, b, alpha, beta);
     }
   });
 }

@@ -16,6 +16,7 @@
 #include "hwy/cache_control.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "backend/cpu/simd/simd.h"
@@ -136,6 +137,97 @@ void PackB(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, T* out) {
   PackPanels<kVecs * hn::MaxLanes(d)>(b, cs, rs, n, kc, out);
 }
 
+// 16-bit A and B are widened to f32 as their panels are packed, so the packed blocks, the
+// micro-kernel and so every product are bitwise those of the f32 GEMM on widened copies, with no
+// whole-operand copy. The widening is convert.cpp's, bitwise the scalar conversions of
+// oxmera/core/half.h: bf16 by a 16-bit shift on every target, f16 by F16C where the target has it
+// (Highway's portable f16 promotion reads infinities and NaNs as numbers) and by the scalar
+// conversion elsewhere. A run's tail goes through the same vector code on a padded copy, so a
+// value widens alike wherever it sits.
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr bool kVectorHalf = true;
+#else
+constexpr bool kVectorHalf = false;
+#endif
+
+template <class D>
+HWY_INLINE hn::Vec<D> WidenVec(D d, const BFloat16* p) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<uint16_t, D> d16;
+  const auto bits = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p)));
+  return hn::BitCast(d, hn::ShiftLeft<16>(bits));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> WidenVec(D d, const Half* p) {
+  const hn::Rebind<hwy::float16_t, D> d16;
+  return hn::PromoteTo(d, hn::LoadU(d16, reinterpret_cast<const hwy::float16_t*>(p)));
+}
+
+// out[0, n) = src[0, n) widened.
+template <class H>
+HWY_INLINE void WidenRun(const H* src, int64_t n, float* out) {
+  if constexpr (std::is_same_v<H, Half> && !kVectorHalf) {
+    for (int64_t i = 0; i < n; ++i) out[i] = float(src[i]);
+  } else {
+    const hn::ScalableTag<float> d;
+    const int64_t lanes = int64_t(hn::Lanes(d));
+    int64_t i = 0;
+    for (; i + lanes <= n; i += lanes) hn::StoreU(WidenVec(d, src + i), d, out + i);
+    if (i == n) return;
+    HWY_ALIGN H in[hn::MaxLanes(d)] = {};
+    HWY_ALIGN float widened[hn::MaxLanes(d)];
+    std::copy(src + i, src + n, in);
+    hn::Store(WidenVec(d, in), d, widened);
+    std::copy(widened, widened + (n - i), out + i);
+  }
+}
+
+// PackPanels for 16-bit sources, writing f32 panels of the same layout. Runs contiguous along
+// the panel (sw == 1) are widened straight into place; otherwise the panel's rows are widened a
+// slab of depth at a time into a buffer with unit depth stride, which the f32 packing then
+// transposes (in registers, where it can).
+template <size_t W, class H>
+void PackPanelsWidened(const H* src, int64_t sw, int64_t sk, int64_t count, int64_t kc,
+                       float* out) {
+  constexpr int64_t kSlab = 64;
+  const int64_t width_max = int64_t(W);
+  for (int64_t w0 = 0; w0 < count; w0 += width_max, out += width_max * kc) {
+    const int64_t width = std::min(width_max, count - w0);
+    const H* panel = src + w0 * sw;
+    if (sw == 1) {
+      for (int64_t k = 0; k < kc; ++k) {
+        WidenRun(panel + k * sk, width, out + k * width_max);
+        std::fill(out + k * width_max + width, out + (k + 1) * width_max, 0.0f);
+      }
+      continue;
+    }
+    HWY_ALIGN float slab[W * kSlab];
+    H gathered[kSlab];
+    for (int64_t k0 = 0; k0 < kc; k0 += kSlab) {
+      const int64_t depth = std::min(kSlab, kc - k0);
+      for (int64_t w = 0; w < width; ++w) {
+        const H* row = panel + w * sw + k0 * sk;
+        if (sk != 1) {
+          for (int64_t k = 0; k < depth; ++k) gathered[k] = row[k * sk];
+          row = gathered;
+        }
+        WidenRun(row, depth, slab + w * kSlab);
+      }
+      PackPanels<W>(slab, kSlab, 1, width, depth, out + k0 * width_max);
+    }
+  }
+}
+
+template <class H>
+void PackAWidened(const H* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out) {
+  PackPanelsWidened<kRows>(a, rs, cs, m, kc, out);
+}
+template <class H>
+void PackBWidened(const H* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out) {
+  const hn::ScalableTag<float> d;
+  PackPanelsWidened<kVecs * hn::MaxLanes(d)>(b, cs, rs, n, kc, out);
+}
+
 // C = alpha * acc + beta * C, C not read when beta is 0. The same operations for direct and
 // buffered tiles, so an element's result does not depend on which path its tile takes.
 template <class D, class V = hn::Vec<D>>
@@ -236,6 +328,18 @@ void PackBF32(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, flo
 void PackBF64(const double* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, double* out) {
   PackB(b, rs, cs, kc, n, out);
 }
+void PackAHalf(const Half* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out) {
+  PackAWidened(a, rs, cs, m, kc, out);
+}
+void PackABFloat16(const BFloat16* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out) {
+  PackAWidened(a, rs, cs, m, kc, out);
+}
+void PackBHalf(const Half* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out) {
+  PackBWidened(b, rs, cs, kc, n, out);
+}
+void PackBBFloat16(const BFloat16* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out) {
+  PackBWidened(b, rs, cs, kc, n, out);
+}
 void BlockF32(const float* apack, const float* bpack, int64_t m, int64_t n, int64_t kc, float* c,
               int64_t rs, int64_t cs, float alpha, float beta) {
   Block(apack, bpack, m, n, kc, c, rs, cs, alpha, beta);
@@ -258,6 +362,10 @@ HWY_EXPORT(PackAF32);
 HWY_EXPORT(PackAF64);
 HWY_EXPORT(PackBF32);
 HWY_EXPORT(PackBF64);
+HWY_EXPORT(PackAHalf);
+HWY_EXPORT(PackABFloat16);
+HWY_EXPORT(PackBHalf);
+HWY_EXPORT(PackBBFloat16);
 HWY_EXPORT(BlockF32);
 HWY_EXPORT(BlockF64);
 
@@ -274,6 +382,18 @@ void gemm_pack_b(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, 
 }
 void gemm_pack_b(const double* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, double* out) {
   HWY_DYNAMIC_DISPATCH(PackBF64)(b, rs, cs, kc, n, out);
+}
+void gemm_pack_a(const Half* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out) {
+  HWY_DYNAMIC_DISPATCH(PackAHalf)(a, rs, cs, m, kc, out);
+}
+void gemm_pack_a(const BFloat16* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out) {
+  HWY_DYNAMIC_DISPATCH(PackABFloat16)(a, rs, cs, m, kc, out);
+}
+void gemm_pack_b(const Half* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(PackBHalf)(b, rs, cs, kc, n, out);
+}
+void gemm_pack_b(const BFloat16* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(PackBBFloat16)(b, rs, cs, kc, n, out);
 }
 void gemm_block(const float* apack, const float* bpack, int64_t m, int64_t n, int64_t kc, float* c,
                 int64_t rs, int64_t cs, float alpha, float beta) {

@@ -91,6 +91,12 @@ void gemm_pack_a(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, 
 void gemm_pack_a(const double* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, double* out);
 void gemm_pack_b(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out);
 void gemm_pack_b(const double* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, double* out);
+// 16-bit A and B, widened to f32 panels as they are packed (bitwise widen() of each value): the
+// f32 kernel then multiplies them, so no whole-operand f32 copy is needed.
+void gemm_pack_a(const Half* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out);
+void gemm_pack_a(const BFloat16* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out);
+void gemm_pack_b(const Half* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out);
+void gemm_pack_b(const BFloat16* b, int64_t rs, int64_t cs, int64_t kc, int64_t n, float* out);
 void gemm_block(const float* apack, const float* bpack, int64_t m, int64_t n, int64_t kc, float* c,
                 int64_t rs, int64_t cs, float alpha, float beta);
 void gemm_block(const double* apack, const double* bpack, int64_t m, int64_t n, int64_t kc,
