@@ -64,7 +64,8 @@ class Optimizer {
   const ParamState& state(size_t index) const;
 
   // "state.<i>.<name>" for each buffer (the optimizer's own tensors, not copies) and each host
-  // counter (0-d f64: "state.<i>.step"); "param_groups.<g>.<option>" for each option of each
+  // counter (0-d f64: "state.<i>.step"), with "state.<i>.master" (f32) for a parameter stepped
+  // through master weights; "param_groups.<g>.<option>" for each option of each
   // group (0-d f64 numbers, 1-d f64 betas, 0-d bool flags, 0-d i64 for `fused`: -1 unset) and
   // "param_groups.<g>.params" (1-d i64: the numbers of the group's parameters).
   TensorDict state_dict() const;
