@@ -34,6 +34,11 @@ constexpr Tol kRecurrent{.bf16 = 5e-2,
 constexpr Tol kTwoOps{.bf16 = 2.5e-2,
                       .f16 = 2e-3,
                       .why = "two rounded ops in a row (a product, then a bias or an activation)"};
+constexpr Tol kGateCell{.bf16 = 4e-2,
+                        .f16 = 4e-3,
+                        .why =
+                            "off the CPU (the parity run on a device) the gates are composed "
+                            "of public ops, each rounding, as PyTorch's composite"};
 
 std::vector<Case> layer_cases() {
   std::vector<Case> cases;
@@ -298,14 +303,14 @@ std::vector<Case> layer_cases() {
         auto [h, c] = m(r.input({3, 5}), std::make_tuple(r.input({3, 7}), r.input({3, 7})));
         return std::vector{h, c};
       },
-      kTwoOps);
+      kGateCell);
   add(
       "GRUCell",
       [](Run& r) {
         auto m = r.module(nn::GRUCell(5, 7));
         return std::vector{m(r.input({3, 5}), r.input({3, 7}))};
       },
-      kTwoOps);
+      kGateCell);
   add(
       "RNN",
       [](Run& r) {
