@@ -458,7 +458,9 @@ TEST_F(TrainCli, CnnInAmpBf16ReachesEightyEightPercentInOneEpoch) {
   EXPECT_GE(std::stod(match[1]), 88.0) << r.out;
   // amp keeps the weights in f32.
   for (const auto& [name, tensor] : ox::load_safetensors(path("cnn.safetensors")))
-    if (name.rfind("model.", 0) == 0) EXPECT_EQ(tensor.dtype(), ox::kF32) << name;
+    if (name.rfind("model.", 0) == 0) {
+      EXPECT_EQ(tensor.dtype(), ox::kF32) << name;
+    }
 }
 
 // Every precision trains and resumes bitwise: the 16-bit weights, the f32 master weights and
@@ -508,7 +510,9 @@ TEST_F(TrainCli, EveryPrecisionResumesBitwiseExactly) {
                               : precision == "f16" ? ox::kF16
                                                    : ox::kF32;
     for (const auto& [name, tensor] : all)
-      if (name.rfind("model.", 0) == 0) EXPECT_EQ(tensor.dtype(), weights) << precision << name;
+      if (name.rfind("model.", 0) == 0) {
+        EXPECT_EQ(tensor.dtype(), weights) << precision << name;
+      }
     // A conflicting --precision on resume is refused by name.
     r = train({"--recipe", "mlp", "--limit", "256", "--seed", "7", "--epochs", "2", "--precision",
                precision == "f16" ? "bf16" : "f16", "--resume", path("first.safetensors"), "--save",
