@@ -1,14 +1,18 @@
-// `make bench`: the op-level rows of shared/WORKLOADS.md, oxmera beside LibTorch in one
-// process on all cores, with the machine's FMA peak and triad bandwidth as ceilings. Prints
-// the table last and writes bench/results/latest.json.
+// `make bench`: the rows of shared/WORKLOADS.md, oxmera beside LibTorch on all cores, with the
+// machine's FMA peak and triad bandwidth as ceilings. Each figure is taken in a process of its
+// own (this program again, with --side), oxmera's and LibTorch's alternating; a training row
+// alternates --repeats times (default 3) and keeps the median. Prints the table last and writes
+// bench/results/latest.json, every sample included.
 //
-//   oxmera_bench [--only=id,id,...] [--json=path] [--threads=n]
+//   oxmera_bench [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n]
+//   oxmera_bench --side=oxmera|libtorch --only=id [--threads=n]   (one figure, one process)
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,7 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
+
+extern char** environ;
 
 #ifndef OXMERA_BENCH_RESULTS_DIR
 #define OXMERA_BENCH_RESULTS_DIR "bench/results"
@@ -28,11 +38,12 @@ namespace oxbench {
 namespace {
 
 struct Result {
-  const Spec* spec;
-  std::optional<double> oxmera, libtorch;                    // in the row's unit
-  std::optional<double> oxmera_accuracy, libtorch_accuracy;  // rows that train
-  std::string unavailable;                                   // why the row could not run
-  std::optional<double> ratio() const {                      // > 1: oxmera better
+  const Spec* spec = nullptr;
+  std::optional<double> oxmera{}, libtorch{};                    // in the row's unit: the medians
+  std::vector<double> oxmera_samples{}, libtorch_samples{};      // one a process
+  std::optional<double> oxmera_accuracy{}, libtorch_accuracy{};  // rows that train
+  std::string unavailable{};                                     // why the row could not run
+  std::optional<double> ratio() const {                          // > 1: oxmera better
     if (!oxmera || !libtorch || *oxmera <= 0 || *libtorch <= 0) return std::nullopt;
     return spec->throughput ? *oxmera / *libtorch : *libtorch / *oxmera;
   }
@@ -117,6 +128,84 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// The training rows: whole steps or epochs, the rows that swing most from run to run.
+bool trains(std::string_view id) {
+  return id.find("_step") != std::string_view::npos || id.find("_epoch") != std::string_view::npos;
+}
+
+std::optional<double> median(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// What a --side process prints last: its figure and test accuracy, "nan" for none.
+constexpr const char* kSampleTag = "oxbench-sample";
+
+struct Sample {
+  std::optional<double> figure, accuracy;
+};
+
+// Runs this program again as `--side=side --only=id` and reads its sample line. One process a
+// figure: the two frameworks' OpenMP pools and allocators never share one, and each side starts
+// from the same state whatever ran before it.
+Sample run_side(const char* side, std::string_view id, int threads) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> args = {self, std::string("--side=") + side, "--only=" + std::string(id),
+                                   "--threads=" + std::to_string(threads)};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return {};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+  close(pipe_fds[0]);
+  int status = 0;
+  if (spawned != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "oxmera_bench: the %s process for %.*s failed\n", side,
+                 static_cast<int>(id.size()), id.data());
+    return {};
+  }
+  const size_t at = out.rfind(kSampleTag);
+  if (at == std::string::npos) return {};
+  double figure = NAN, accuracy = NAN;
+  std::sscanf(out.c_str() + at + std::strlen(kSampleTag), "%lf %lf", &figure, &accuracy);
+  auto known = [](double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
+  return {known(figure), known(accuracy)};
+}
+
+// --side: one framework's figure for one row, printed as the sample line.
+int side_main(const std::string& side, const std::vector<std::string>& only, int threads) {
+  const Spec* spec = nullptr;
+  for (const Spec& s : specs())
+    if (only.size() == 1 && s.id == only[0]) spec = &s;
+  if (!spec || (side != "oxmera" && side != "libtorch")) {
+    std::fprintf(stderr, "usage: oxmera_bench --side=oxmera|libtorch --only=<one row id>\n");
+    return 2;
+  }
+  const bool ox = side == "oxmera";
+  // Only this side's pool: the other framework stays untouched in this process.
+  ox ? oxmera_set_threads(threads) : libtorch_set_threads(threads);
+  const std::optional<double> figure_value =
+      figure(*spec, ox ? oxmera_seconds(spec->id) : libtorch_seconds(spec->id));
+  const std::optional<double> accuracy =
+      ox ? oxmera_accuracy(spec->id) : libtorch_accuracy(spec->id);
+  std::printf("%s %.17g %.17g\n", kSampleTag, figure_value.value_or(NAN), accuracy.value_or(NAN));
+  return 0;
+}
+
 void write_json(const std::filesystem::path& path, const std::string& cpu, int threads, double peak,
                 double triad, const std::vector<Result>& results) {
   nlohmann::ordered_json doc;
@@ -134,6 +223,13 @@ void write_json(const std::filesystem::path& path, const std::string& cpu, int t
          {"libtorch", json_number(r.libtorch)},
          {"ratio", ratio ? nlohmann::ordered_json(std::round(*ratio * 1000) / 1000)
                          : nlohmann::ordered_json(nullptr)}});
+    auto samples = [](const std::vector<double>& v) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (double x : v) a.push_back(json_number(x));
+      return a;
+    };
+    doc["rows"].back()["oxmera_samples"] = samples(r.oxmera_samples);
+    doc["rows"].back()["libtorch_samples"] = samples(r.libtorch_samples);
     if (r.oxmera_accuracy || r.libtorch_accuracy) {
       doc["rows"].back()["oxmera_test_accuracy"] = json_number(r.oxmera_accuracy);
       doc["rows"].back()["libtorch_test_accuracy"] = json_number(r.libtorch_accuracy);
@@ -159,6 +255,8 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::filesystem::path json_path = std::filesystem::path(OXMERA_BENCH_RESULTS_DIR) / "latest.json";
   std::vector<std::string> only;
+  std::string side;
+  int repeats = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--only=", 0) == 0) {
@@ -167,11 +265,18 @@ int main(int argc, char** argv) {
       json_path = arg.substr(7);
     } else if (arg.rfind("--threads=", 0) == 0) {
       threads = std::max(1, std::atoi(arg.c_str() + 10));
+    } else if (arg.rfind("--repeats=", 0) == 0) {
+      repeats = std::max(1, std::atoi(arg.c_str() + 10));
+    } else if (arg.rfind("--side=", 0) == 0) {
+      side = arg.substr(7);
     } else {
-      std::fprintf(stderr, "usage: %s [--only=id,id,...] [--json=path] [--threads=n]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n]\n",
+                   argv[0]);
       return 2;
     }
   }
+  if (!side.empty()) return side_main(side, only, threads);
 
   const std::string cpu = cpu_model();
   const bool torch = libtorch_available();
@@ -189,13 +294,20 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   for (const Spec& spec : specs()) {
     if (!only.empty() && std::find(only.begin(), only.end(), spec.id) == only.end()) continue;
-    Result r{&spec,        std::nullopt, std::nullopt,
-             std::nullopt, std::nullopt, row_unavailable(spec.id)};
-    // Interleaved per row, so load from other processes hits both frameworks alike.
-    r.oxmera = figure(spec, oxmera_seconds(spec.id));
-    r.libtorch = figure(spec, libtorch_seconds(spec.id));
-    r.oxmera_accuracy = oxmera_accuracy(spec.id);
-    r.libtorch_accuracy = libtorch_accuracy(spec.id);
+    Result r{.spec = &spec, .unavailable = row_unavailable(spec.id)};
+    // Alternating per row (oxmera first, then LibTorch first, ...), so drift and load from
+    // other processes hit both frameworks alike.
+    const int alternations = trains(spec.id) ? repeats : 1;
+    for (int k = 0; k < alternations; ++k) {
+      for (const bool ox : k % 2 == 0 ? std::vector{true, false} : std::vector{false, true}) {
+        if (!r.unavailable.empty() || (!ox && !torch)) continue;
+        const Sample s = run_side(ox ? "oxmera" : "libtorch", spec.id, threads);
+        if (s.figure) (ox ? r.oxmera_samples : r.libtorch_samples).push_back(*s.figure);
+        if (s.accuracy) (ox ? r.oxmera_accuracy : r.libtorch_accuracy) = s.accuracy;
+      }
+    }
+    r.oxmera = median(r.oxmera_samples);
+    r.libtorch = median(r.libtorch_samples);
     std::printf("  %-17s oxmera %-10s LibTorch %-10s %s %s\n", spec.id,
                 fmt(r.oxmera, "n/a").c_str(), fmt(r.libtorch, "n/a").c_str(), spec.unit,
                 note(r).c_str());
