@@ -36,6 +36,13 @@ struct Policy {
   double budget_s = 1.0;
 };
 
+// The median of v (the mean of the middle two for an even count); v must not be empty.
+inline double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 // Median wall time of fn() in seconds, after untimed warm-up calls. The median, not the
 // minimum: it is what a user sees, and steadier than the mean when other jobs share the cores.
 template <class F>
@@ -56,9 +63,7 @@ double median_seconds(F&& fn, Policy p = {}) {
     const double spent = std::chrono::duration<double>(t1 - start).count();
     if (static_cast<int>(times.size()) >= p.min_reps && spent >= p.budget_s) break;
   }
-  std::sort(times.begin(), times.end());
-  const size_t n = times.size();
-  return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  return median_of(std::move(times));
 }
 
 // Uniform in [-1, 1) from splitmix64: both frameworks copy their inputs from these host

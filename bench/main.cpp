@@ -133,13 +133,6 @@ bool trains(std::string_view id) {
   return id.find("_step") != std::string_view::npos || id.find("_epoch") != std::string_view::npos;
 }
 
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // What a --side process prints last: its figure and test accuracy, "nan" for none.
 constexpr const char* kSampleTag = "oxbench-sample";
 
@@ -306,8 +299,8 @@ int main(int argc, char** argv) {
         if (s.accuracy) (ox ? r.oxmera_accuracy : r.libtorch_accuracy) = s.accuracy;
       }
     }
-    r.oxmera = median(r.oxmera_samples);
-    r.libtorch = median(r.libtorch_samples);
+    if (!r.oxmera_samples.empty()) r.oxmera = median_of(r.oxmera_samples);
+    if (!r.libtorch_samples.empty()) r.libtorch = median_of(r.libtorch_samples);
     std::printf("  %-17s oxmera %-10s LibTorch %-10s %s %s\n", spec.id,
                 fmt(r.oxmera, "n/a").c_str(), fmt(r.libtorch, "n/a").c_str(), spec.unit,
                 note(r).c_str());
