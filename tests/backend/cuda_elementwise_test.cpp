@@ -251,7 +251,7 @@ void check_unary_row(int& checked) {
           std::memcpy(&in, &src[i], sizeof in);
           const auto got = op(in);
           static_assert(sizeof got == sizeof(Out));
-          if constexpr (ox::cpu::simd::has_unary(kOp)) {
+          if constexpr (ox::cpu::simd::has_unary(kOp, ox::dtype_of<T>)) {
             continue;  // the CPU's vector approximation: not the functor, not bitwise
           }
           typename E::Out want_ew;

@@ -117,7 +117,7 @@ void check_unary(int& checked) {
       for (int64_t i = 0; i < n; ++i) {
         const Out want = convert<Out>(f(static_cast<C>(x[i])));
         const Out got = get<Out>(out, i, stride);
-        EXPECT_TRUE(matches(got, want, cpu::simd::has_unary(kOp)))
+        EXPECT_TRUE(matches(got, want, cpu::simd::has_unary(kOp, dt)))
             << unary_name(kOp) << " on " << dt << " at " << double(convert<double>(x[i]))
             << " (stride " << stride << "): " << double(convert<double>(got)) << " vs "
             << double(convert<double>(want));

@@ -65,6 +65,9 @@ const UnaryCase kUnaryCases[] = {
      }},
     {"mish", [](const ox::Tensor& x) { return ox::mish(x); },
      [](double x) { return x * std::tanh(x > 20 ? x : std::log1p(std::exp(x))); }},
+    {"erf", [](const ox::Tensor& x) { return ox::erf(x); }, [](double x) { return std::erf(x); }},
+    {"gelu", [](const ox::Tensor& x) { return ox::gelu(x); },
+     [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }},
 };
 
 // |got - want| <= atol + rtol |want|, with NaN matching NaN and infinities exactly.
@@ -113,6 +116,41 @@ TEST_P(SimdTarget, UnaryOpsMatchF64AtEveryTailLength) {
   }
 }
 
+// f32 erf is our own polynomial fit (math.cpp): within an ulp of the exact value over a sweep
+// of every binade from 1e-30 to 8. GELU is within 2 ulps where x >= 0. Left of 0 its value
+// x Φ(x) moves by up to x² ulps with the rounding of x / √2, and as much again with that of the
+// exponent of its erfc, so there it is held to 2 + 2x² (libm's 1 + erf(x / √2), which cancels,
+// is off by hundreds of ulps from x = -2). Left of -5.6 (where erf(x / √2) is -1 in f32) GELU
+// is 0, as libm's x (1 + erf(x / √2)) / 2 gives.
+TEST_P(SimdTarget, ErfIsWithinAnUlpOfF64) {
+  std::vector<double> v;
+  for (int i = 0; i < 20000; ++i) {
+    const double x = std::exp(uniform_at(i, 9, std::log(1e-30), std::log(8.0)));
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  const ox::Tensor x = ox::tensor(v, ox::TensorOptions{ox::kF32});
+  const std::vector<double> erf = ox::erf(x).to_vector<double>();
+  const std::vector<double> gelu = ox::gelu(x).to_vector<double>();
+  const auto ulps = [](double got, double want) {
+    const float w = std::fabs(float(want));
+    const double ulp = double(std::nextafter(w, std::numeric_limits<float>::infinity()) - w);
+    return std::fabs(got - want) / ulp;
+  };
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double xi = double(float(v[i]));
+    EXPECT_LE(ulps(erf[i], std::erf(xi)), 1.25) << "erf(" << xi << ")";
+    // Past |x| = 4 erf is ±1 in f32 and its tail is flushed: gelu(x) is 0 below -4·√2.
+    if (xi > -4 * std::sqrt(2.0)) {
+      EXPECT_LE(ulps(gelu[i], 0.5 * xi * std::erfc(-xi / std::sqrt(2.0))),
+                2 + 2 * std::min(xi, 0.0) * xi)
+          << "gelu(" << xi << ")";
+    } else {
+      EXPECT_EQ(gelu[i], 0.0) << "gelu(" << xi << ")";
+    }
+  }
+}
+
 TEST_P(SimdTarget, UnaryEdgesAreIeee) {
   const auto at = [](ox::Tensor (*op)(const ox::Tensor&), double x) {
     return op(ox::tensor({x}, ox::TensorOptions{ox::kF32})).to_vector<double>()[0];
@@ -137,6 +175,16 @@ TEST_P(SimdTarget, UnaryEdgesAreIeee) {
   EXPECT_EQ(at(ox::sigmoid, kInf), 1.0);
   EXPECT_EQ(at(ox::sigmoid, -kInf), 0.0);
   EXPECT_EQ(at(ox::logsigmoid, -kInf), -kInf);
+  EXPECT_EQ(at(ox::erf, kInf), 1.0);
+  EXPECT_EQ(at(ox::erf, -kInf), -1.0);
+  EXPECT_TRUE(std::signbit(at(ox::erf, -0.0)));
+  EXPECT_TRUE(std::isnan(at(ox::erf, kNan)));
+  EXPECT_EQ(at(ox::erf, 4.5), 1.0);
+  const auto gelu = [](const ox::Tensor& x) { return ox::gelu(x); };
+  EXPECT_EQ(at(gelu, kInf), kInf);
+  EXPECT_TRUE(std::isnan(at(gelu, -kInf)));  // -inf * 0, as libm's x (1 + erf(x / √2)) / 2
+  EXPECT_TRUE(std::isnan(at(gelu, kNan)));
+  EXPECT_TRUE(std::signbit(at(gelu, -0.0)));
 }
 
 TEST_P(SimdTarget, SumsAreBitwiseTheSameAsOnThePortableTarget) {

@@ -53,17 +53,16 @@ void unary_loop(const StridedArray& dst, const StridedArray& src, const UnaryPar
   map_unary<Out, T>(dst, src, elementwise::make_unary<F, compute_t<T>>(p));
 }
 
-// The row for each dtype its class takes, by its vector kernel when it has one. (The row's
+// The row for each dtype its class takes, by its vector kernel where it has one. (The row's
 // constants are used outside the generic lambdas: GCC 12 fails on them inside one.)
 template <UnaryOp kOp, template <class> class F>
 void unary_kernel(const StridedArray& dst, const StridedArray& src, const UnaryParams& p) {
-  if constexpr (simd::has_unary(kOp)) {
-    static_assert(unary_class(kOp) == DTypeClass::Floating, "vector kernels are for floats");
-    dispatch_floating(src.dtype, [&]<class T>() -> void { map_unary_simd<T>(kOp, dst, src); });
-  } else {
-    dispatch_family<ClassFamily<unary_class(kOp)>>(
-        src.dtype, [&]<class T>() -> void { unary_loop<kOp, F, T>(dst, src, p); });
-  }
+  dispatch_family<ClassFamily<unary_class(kOp)>>(src.dtype, [&]<class T>() -> void {
+    if constexpr (simd::has_unary(kOp, dtype_of<T>))
+      map_unary_simd<T>(kOp, dst, src);
+    else
+      unary_loop<kOp, F, T>(dst, src, p);
+  });
 }
 
 // The dispatch, generated from the table: entry i runs op i, so every row has its kernel.

@@ -72,6 +72,59 @@ Vec<D> softplus(D d, Vec<D> x) {
   return hn::IfThenElse(hn::Gt(x, hn::Set(d, 20)), x, y);
 }
 
+// p[0] + x (p[1] + x (...)): the coefficients lowest degree first.
+template <class D, size_t N>
+Vec<D> polynomial(D d, Vec<D> x, const float (&p)[N]) {
+  Vec<D> y = hn::Set(d, p[N - 1]);
+  for (size_t i = N - 1; i-- > 0;) y = hn::MulAdd(y, x, hn::Set(d, p[i]));
+  return y;
+}
+
+// erf and erfc in f32 (f64 keeps libm's), from two fits made with mpmath's chebyfit for this
+// file, each within 1.7e-8 of its function before rounding:
+// - |x| < 1: erf(x) = x + x P(x²), P of degree 6 fitting erf(√t) / √t - 1 on [0, 1] (the x
+//   term added last and exactly, so that P's rounding is that of a number below 0.16);
+// - 1 <= |x| <= 4: erfc(|x|) = exp(T(|x| - 2.5) - x²), T of degree 8 fitting log erfc(x) + x²
+//   on [1, 4]. T is small (-2 to -0.85), so the exponent is rounded once, by the multiply-add
+//   that subtracts x², and erfc keeps its relative accuracy down to 1e-8;
+// - past 4, erfc is below half an f32 ulp of 1, and taken as 0.
+constexpr float kErfSmall[] = {0.1283791658f,   -0.3761262667f,    0.1128359472f,  -0.02685421201f,
+                               0.005189087423f, -0.0008016864287f, 7.875875063e-5f};
+constexpr float kErfcLogTail[] = {-1.556815273f,   -0.3526806742f,  0.05610629639f,
+                                  -0.01085854164f, 0.002165303549f, -0.0004201225235f,
+                                  7.729137615e-5f, -1.33150144e-5f, 1.637151415e-6f};
+
+template <class D>
+Vec<D> erf_small(D d, Vec<D> x) {  // |x| < 1
+  return hn::MulAdd(x, polynomial(d, hn::Mul(x, x), kErfSmall), x);
+}
+template <class D>
+Vec<D> erfc_tail(D d, Vec<D> a) {  // a >= 1 (a NaN gives a number: callers keep the NaN)
+  const Vec<D> four = hn::Set(d, 4.0f);
+  const Vec<D> c = hn::Min(a, four);
+  const Vec<D> t = polynomial(d, hn::Sub(c, hn::Set(d, 2.5f)), kErfcLogTail);
+  return hn::IfThenZeroElse(hn::Gt(a, four), exp(d, hn::NegMulAdd(c, c, t)));
+}
+template <class D>
+Vec<D> erf(D d, Vec<D> x) {
+  const Vec<D> a = hn::Abs(x), one = hn::Set(d, 1.0f);
+  const Vec<D> tail = hn::CopySignToAbs(hn::Sub(one, erfc_tail(d, a)), x);
+  const Vec<D> y = hn::IfThenElse(hn::Lt(a, one), erf_small(d, x), tail);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+// x Φ(x) = x (1 + erf(x / √2)) / 2, where 1 + erf(z) is erfc(-z) for z <= -1, without the
+// cancellation that loses the left tail's digits.
+template <class D>
+Vec<D> gelu_erf(D d, Vec<D> x) {
+  const Vec<D> z = hn::Mul(x, hn::Set(d, 0.70710678118654752f)), one = hn::Set(d, 1.0f);
+  const Vec<D> a = hn::Abs(z), tail = erfc_tail(d, a);
+  Vec<D> one_plus_erf = hn::Add(one, erf_small(d, z));
+  one_plus_erf = hn::IfThenElse(hn::Ge(z, one), hn::Sub(hn::Set(d, 2.0f), tail), one_plus_erf);
+  one_plus_erf = hn::IfThenElse(hn::Le(z, hn::Neg(one)), tail, one_plus_erf);
+  const Vec<D> y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), one_plus_erf);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
 // The op's vector function, as a functor over (d, v).
 template <class D>
 Vec<D> apply(UnaryOp op, D d, Vec<D> x) {
@@ -106,9 +159,16 @@ Vec<D> apply(UnaryOp op, D d, Vec<D> x) {
     }
     case UnaryOp::Mish:
       return hn::Mul(x, hn::Tanh(d, softplus(d, x)));
+    case UnaryOp::Erf:
+      if constexpr (sizeof(T) == 4) return erf(d, x);
+      break;
+    case UnaryOp::GeluErf:
+      if constexpr (sizeof(T) == 4) return gelu_erf(d, x);
+      break;
     default:
-      OX_ASSERT(false, "no vector kernel for unary op ", int(op));
+      break;
   }
+  OX_ASSERT(false, "no vector kernel for unary op ", int(op));
 }
 
 // f over n elements; the tail goes through the same vector code on a padded copy.
@@ -145,6 +205,8 @@ void Unary(UnaryOp op, const T* x, T* y, int64_t n) {
     OX_UNARY_CASE(LogSigmoid)
     OX_UNARY_CASE(GeluTanh)
     OX_UNARY_CASE(Mish)
+    OX_UNARY_CASE(Erf)
+    OX_UNARY_CASE(GeluErf)
 #undef OX_UNARY_CASE
     default:
       OX_ASSERT(false, "no vector kernel for unary op ", int(op));

@@ -16,9 +16,10 @@
 
 namespace ox::cpu::simd {
 
-// The unary ops with a vector kernel (math.cpp's Unary): the CPU computes these with it for
-// every layout and dtype, instead of their scalar functors.
-constexpr bool has_unary(UnaryOp op) {
+// Whether the CPU computes unary op `op` on floating dtype `dt` with its vector kernel
+// (math.cpp's Unary), for every layout, instead of the op's scalar functor. f16 and bf16 run the
+// f32 kernel; erf and erf-GELU have a vector kernel in f32 only (f64 keeps libm's erf).
+constexpr bool has_unary(UnaryOp op, DType dt) {
   switch (op) {
     case UnaryOp::Exp:
     case UnaryOp::Expm1:
@@ -32,7 +33,10 @@ constexpr bool has_unary(UnaryOp op) {
     case UnaryOp::LogSigmoid:
     case UnaryOp::GeluTanh:
     case UnaryOp::Mish:
-      return true;
+      return is_floating(dt);
+    case UnaryOp::Erf:
+    case UnaryOp::GeluErf:
+      return is_floating(dt) && dt != kF64;
     default:
       return false;
   }
