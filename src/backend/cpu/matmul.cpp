@@ -228,14 +228,17 @@ void gemm_one(const In* a, const In* b, Out* c, const Mat& A, const Mat& B, cons
   Scratch c_tiles(std::max<size_t>(size_t(threads * c_elems) * sizeof(T), 1));
   T* const bp = static_cast<T*>(b_block.get());
   // Items are column chunks x panels of tile.mr rows, so contiguous shares of them balance the
-  // threads to a panel; a thread packs up to kGemmRows of its rows of A at a time. With enough
-  // columns there is a chunk per thread: each thread then multiplies only the B panels it
-  // packed itself (sgemm 256 on 2 threads: 187 -> 208 GFLOP/s), at the price of every thread
-  // packing all of A. Otherwise the rows are split, with chunks only when the row panels alone
-  // cannot keep every thread busy.
+  // threads to a panel; a thread packs up to kGemmRows of its rows of A at a time. Rows are split
+  // when there are enough of them and C is not much wider than tall: each thread then packs only
+  // its rows of A, the B block being packed once by all (the training shapes, M = 2048 and
+  // K, N = 128..512, and the weight gradients, K = 2048: 5-9% faster than chunks on 2 threads).
+  // A wide C instead gets a column chunk per thread, each thread multiplying only the B panels
+  // it packed itself (48 x 512 x 4096: 7% faster than rows), at the price of every thread
+  // packing all of A; with few rows and columns, chunks are added until every thread is busy.
   const int64_t row_panels = ceil_div(M, tile.mr), all_panels = ceil_div(widest, tile.nr);
+  const bool split_rows = row_panels >= 4 * threads && 4 * M >= widest;
   const int64_t chunks_max =
-      all_panels >= 4 * threads
+      all_panels >= 4 * threads && !split_rows
           ? threads
           : std::clamp<int64_t>(ceil_div(2 * threads, row_panels), 1, all_panels);
   auto work = [&](int64_t tid, int64_t team, auto&& barrier) {
