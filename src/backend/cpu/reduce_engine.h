@@ -247,18 +247,28 @@ void run(const Geometry& g, const void* src_data, const K& k, const typename K::
       return k.chunk(x, n, i0, param_at(params, o));
     };
     const int64_t per_task = std::max<int64_t>(1, std::min(n_red, kChunk));
-    parallel_for(0, n_out * nchunks, std::max<int64_t>(1, kGrain / per_task),
-                 [&](int64_t b, int64_t e) {
-                   In buf[kChunk];
-                   int64_t off[kChunk];
-                   for (int64_t t = b; t < e; ++t) {
-                     if (nchunks == 1) {
-                       emit(t, task(t, 0, buf, off));
-                     } else {
-                       partial[static_cast<size_t>(t)] = task(t / nchunks, t % nchunks, buf, off);
-                     }
-                   }
-                 });
+    parallel_for(
+        0, n_out * nchunks, std::max<int64_t>(1, kGrain / per_task), [&](int64_t b, int64_t e) {
+          In buf[kChunk];
+          int64_t off[kChunk];
+          for (int64_t t = b; t < e; ++t) {
+            if constexpr (requires { requires K::kSumChunks; }) {  // whole chunks, one call
+              const int64_t c = t % nchunks;
+              const int64_t count = std::min(n_red / kChunk - c, e - t);
+              if (nchunks > 1 && g.red_contiguous && count > 0) {
+                simd::sum_chunks(src + g.out_offsets(t / nchunks).src + c * kChunk, kChunk, count,
+                                 partial.get() + t);
+                t += count - 1;
+                continue;
+              }
+            }
+            if (nchunks == 1) {
+              emit(t, task(t, 0, buf, off));
+            } else {
+              partial[static_cast<size_t>(t)] = task(t / nchunks, t % nchunks, buf, off);
+            }
+          }
+        });
   }
   if (nchunks > 1)
     parallel_for(0, n_out, std::max<int64_t>(1, kGrain / nchunks), [&](int64_t b, int64_t e) {
@@ -283,6 +293,8 @@ struct Lanes {
   using Param = Param_;
   static constexpr int64_t kTile =
       std::max<int64_t>(8, kTileBytes / (kLanes * static_cast<int64_t>(sizeof(Acc))));
+  // Runs of whole contiguous chunks may go to simd::sum_chunks, which computes chunk()'s bits.
+  static constexpr bool kSumChunks = kSimdSum<In, Acc, Op>;
   Op op;
 
   Acc combine(Acc a, Acc b) const { return op.combine(a, b); }

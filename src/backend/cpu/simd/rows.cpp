@@ -35,6 +35,53 @@ void AddLanes(const T* x, int64_t n, T* acc) {
 void AddLanesF32(const float* x, int64_t n, float* acc) { AddLanes(x, n, acc); }
 void AddLanesF64(const double* x, int64_t n, double* acc) { AddLanes(x, n, acc); }
 
+// partial[c] = the sum of x's chunk c by AddLanes from zero and then the reduction engine's lane
+// tree (reduce_engine.h), bitwise. One call for a run of chunks, so that a memory-bound sum keeps
+// streaming instead of returning to the engine every few KiB (20.8 -> 25 GB/s on one core), and
+// chunks taken in pairs: a chunk's kVecs dependency chains alone leave a sum from cache bound by
+// the add latency.
+template <class T>
+void SumChunks(const T* x, int64_t chunk, int64_t count, T* partial) {
+  const hn::CappedTag<T, kSumLanes> d;
+  constexpr size_t kVecs = kSumLanes / hn::MaxLanes(d);
+  const size_t lanes = hn::Lanes(d);
+  HWY_ASSUME(lanes == hn::MaxLanes(d));
+  const auto finish = [&](const hn::Vec<decltype(d)>* a) {
+    HWY_ALIGN T acc[kSumLanes];
+    for (size_t k = 0; k < kVecs; ++k) hn::Store(a[k], d, acc + k * lanes);
+    for (int s = 1; s < kSumLanes; s *= 2)
+      for (int l = 0; l < kSumLanes; l += 2 * s) acc[l] += acc[l + s];
+    return acc[0];
+  };
+  int64_t c = 0;
+  for (; c + 2 <= count; c += 2) {
+    const T* y = x + c * chunk;
+    hn::Vec<decltype(d)> a[kVecs], b[kVecs];
+    for (size_t k = 0; k < kVecs; ++k) a[k] = b[k] = hn::Zero(d);
+    for (int64_t i = 0; i < chunk; i += kSumLanes)
+      for (size_t k = 0; k < kVecs; ++k) {
+        a[k] = hn::Add(a[k], hn::LoadU(d, y + i + k * lanes));
+        b[k] = hn::Add(b[k], hn::LoadU(d, y + chunk + i + k * lanes));
+      }
+    partial[c] = finish(a);
+    partial[c + 1] = finish(b);
+  }
+  if (c < count) {
+    const T* y = x + c * chunk;
+    hn::Vec<decltype(d)> a[kVecs];
+    for (size_t k = 0; k < kVecs; ++k) a[k] = hn::Zero(d);
+    for (int64_t i = 0; i < chunk; i += kSumLanes)
+      for (size_t k = 0; k < kVecs; ++k) a[k] = hn::Add(a[k], hn::LoadU(d, y + i + k * lanes));
+    partial[c] = finish(a);
+  }
+}
+void SumChunksF32(const float* x, int64_t chunk, int64_t count, float* partial) {
+  SumChunks(x, chunk, count, partial);
+}
+void SumChunksF64(const double* x, int64_t chunk, int64_t count, double* partial) {
+  SumChunks(x, chunk, count, partial);
+}
+
 // Calls block(offset, d64, dt, count) over [0, n) in vectors of f64 lanes; a last partial
 // block has count < lanes and the callee reads and writes through padded copies.
 template <class T, class Block>
@@ -144,6 +191,8 @@ namespace ox::cpu::simd {
 
 HWY_EXPORT(AddLanesF32);
 HWY_EXPORT(AddLanesF64);
+HWY_EXPORT(SumChunksF32);
+HWY_EXPORT(SumChunksF64);
 HWY_EXPORT(RowMomentsF32);
 HWY_EXPORT(RowMomentsF64);
 HWY_EXPORT(NormalizeRowF32);
@@ -154,6 +203,12 @@ void add_lanes(const float* x, int64_t n, float* acc) {
 }
 void add_lanes(const double* x, int64_t n, double* acc) {
   HWY_DYNAMIC_DISPATCH(AddLanesF64)(x, n, acc);
+}
+void sum_chunks(const float* x, int64_t chunk, int64_t count, float* partial) {
+  HWY_DYNAMIC_DISPATCH(SumChunksF32)(x, chunk, count, partial);
+}
+void sum_chunks(const double* x, int64_t chunk, int64_t count, double* partial) {
+  HWY_DYNAMIC_DISPATCH(SumChunksF64)(x, chunk, count, partial);
 }
 Moments row_moments(const float* x, int64_t n, bool rms) {
   return HWY_DYNAMIC_DISPATCH(RowMomentsF32)(x, n, rms);

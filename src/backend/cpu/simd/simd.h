@@ -56,6 +56,10 @@ void softmax_row(const double* x, double* y, int64_t n, bool log);
 inline constexpr int kSumLanes = 16;
 void add_lanes(const float* x, int64_t n, float* acc);
 void add_lanes(const double* x, int64_t n, double* acc);
+// partial[c] for `count` consecutive chunks of `chunk` elements (a multiple of kSumLanes): the
+// chunk's sum by add_lanes from zero, its lanes then combined by the reduction engine's tree.
+void sum_chunks(const float* x, int64_t chunk, int64_t count, float* partial);
+void sum_chunks(const double* x, int64_t chunk, int64_t count, double* partial);
 
 // Mean (0 when rms) and biased variance of a row, accumulated in f64.
 struct Moments {
