@@ -187,6 +187,43 @@ TEST_P(SimdTarget, UnaryEdgesAreIeee) {
   EXPECT_TRUE(std::signbit(at(gelu, -0.0)));
 }
 
+// The reduction engine's order (reduce_engine.h), written out: chunks of 1024 elements, element
+// i of a chunk in lane i % 16, the lanes and then the chunks combined by pairwise trees.
+template <class T>
+T sum_in_engine_order(const std::vector<T>& x) {
+  std::vector<T> partial;
+  for (size_t c = 0; c < x.size(); c += 1024) {
+    T lane[16] = {};
+    for (size_t i = c; i < std::min(x.size(), c + 1024); ++i) lane[(i - c) % 16] += x[i];
+    for (int s = 1; s < 16; s *= 2)
+      for (int l = 0; l < 16; l += 2 * s) lane[l] += lane[l + s];
+    partial.push_back(lane[0]);
+  }
+  for (size_t s = 1; s < partial.size(); s *= 2)
+    for (size_t k = 0; k + s < partial.size(); k += 2 * s) partial[k] += partial[k + s];
+  return partial.empty() ? T(0) : partial[0];
+}
+
+TEST_P(SimdTarget, SumsFollowTheEngineOrderBitwise) {
+  for (int64_t n : {int64_t(1024), int64_t(2048), int64_t(5 * 1024 + 7), int64_t(100003)}) {
+    std::vector<float> v;
+    for (int64_t i = 0; i < n; ++i)
+      v.push_back(float(uniform_at(i, 13, -1.0, 1.0) * std::exp(uniform_at(i, 14, -5.0, 5.0))));
+    const float want = sum_in_engine_order(v);
+    EXPECT_EQ(std::bit_cast<uint32_t>(ox::sum(ox::tensor(v)).item<float>()),
+              std::bit_cast<uint32_t>(want))
+        << "n=" << n;
+    // Rows of 3 chunks: each row's chunks are one run of the vector kernel.
+    const ox::Tensor rows = ox::tensor(v).narrow(0, 0, n / 3072 * 3072).reshape({-1, 3072});
+    const std::vector<float> got = ox::sum(rows, {1}).to_vector<float>();
+    for (size_t r = 0; r < got.size(); ++r) {
+      const std::vector<float> row(v.begin() + r * 3072, v.begin() + (r + 1) * 3072);
+      EXPECT_EQ(std::bit_cast<uint32_t>(got[r]), std::bit_cast<uint32_t>(sum_in_engine_order(row)))
+          << "row " << r;
+    }
+  }
+}
+
 TEST_P(SimdTarget, SumsAreBitwiseTheSameAsOnThePortableTarget) {
   // Lengths around the 16 lanes and the 1024-element chunks.
   for (int64_t n :
