@@ -114,6 +114,12 @@ const Case kCases[] = {
     {{2, 6, 4, 5}, {9, 2, 2, 3}, {1, 2}, {1, 1}, {2, 1}, 3, true},
     {{2, 3, 6, 7}, {6, 1, 3, 3}, {1, 2}, 1, 1, 3, true},       // depthwise, 2 per channel
     {{1, 4, 5, 5}, {4, 1, 2, 3}, 1, {1, 2}, {2, 1}, 4, true},  // depthwise, dilated
+    // The vector kernels (stride 1, no padding): rows of full vectors and an overlapping last
+    // one, rows shorter than a vector, an odd row count, 25 taps in blocks of 9.
+    {{2, 1, 12, 30}, {5, 1, 3, 3}, 1, 0, 1, 1, true},  // one input channel
+    {{1, 1, 6, 5}, {3, 1, 2, 2}, 1, 0, 1, 1, true},
+    {{2, 1, 11, 21}, {3, 1, 5, 5}, 1, 0, 1, 1, false},
+    {{2, 3, 9, 20}, {6, 1, 3, 2}, 1, 0, 1, 3, true},  // depthwise
 };
 
 Geo geo_of(const Case& c) {
@@ -424,6 +430,12 @@ TEST(Conv2d, ThreadCountsGiveIdenticalBits) {
       {"depthwise weight grad",
        [&] {
          return ox::conv2d_weight_grad(x, {16, 1, 3, 3}, god, od);
+       }},
+      {"one channel", [&] { return ox::conv2d(x.narrow(1, 0, 1), wd.narrow(0, 0, 5), {}, {}); }},
+      {"one channel weight grad",
+       [&] {
+         return ox::conv2d_weight_grad(x.narrow(1, 0, 1), {16, 1, 3, 3},
+                                       go.narrow(2, 0, 31).narrow(3, 0, 33).contiguous(), {});
        }},
       {"conv1d",
        [&] { return ox::conv1d(x.flatten(2), w.select(2, 1), b, {.padding = 1, .groups = 2}); }},

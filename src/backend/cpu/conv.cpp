@@ -10,6 +10,7 @@
 
 #include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/simd/simd.h"
 #include "backend/cpu/window.h"
 
 namespace ox::cpu {
@@ -106,6 +107,12 @@ void col2im_typed(const StridedArray& dst, const StridedArray& src, const Window
 // element (weight gradient) is computed by one thread; the kernel taps are the outer loops, so
 // the inner loops run along a row and vectorize when the width stride is 1.
 
+// Stride 1, no padding, no dilation: the windows the vector kernels take (simd/conv.cpp).
+bool plain_window(const Window2d& w) {
+  return w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0 && w.dilation_h == 1 &&
+         w.dilation_w == 1;
+}
+
 template <class T>
 void depthwise_forward(const StridedArray& dst, const StridedArray& x, const StridedArray& wt,
                        const StridedArray& bias, const Window2d& w) {
@@ -120,6 +127,21 @@ void depthwise_forward(const StridedArray& dst, const StridedArray& x, const Str
   T* d = static_cast<T*>(dst.data);
   const int64_t grain =
       std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, KH * KW * plane_size));
+  if constexpr (std::is_same_v<Acc, T>) {
+    if (plain_window(w) && xs[3] == 1 && xs[2] == W) {  // the vector kernel, plane by plane
+      parallel_for(0, dst.shape[0] * O, grain, [&](int64_t begin, int64_t end) {
+        std::vector<T> taps(static_cast<size_t>(KH * KW));
+        for (int64_t p = begin; p < end; ++p) {
+          const int64_t n = p / O, o = p % O;
+          for (int64_t t = 0; t < KH * KW; ++t)
+            taps[size_t(t)] = wd[o * ws[0] + (t / KW) * ws[2] + (t % KW) * ws[3]];
+          simd::conv_plane(xd + n * xs[0] + (o / M) * xs[1], W, taps.data(), KH, KW,
+                           bd ? bd[o * bias.strides[0]] : T(0), d + p * plane_size, Ho, Wo);
+        }
+      });
+      return;
+    }
+  }
   parallel_for(0, dst.shape[0] * O, grain, [&](int64_t begin, int64_t end) {
     std::vector<Acc> scratch(std::is_same_v<Acc, T> ? 0 : size_t(plane_size));
     for (int64_t p = begin; p < end; ++p) {
@@ -219,6 +241,16 @@ void depthwise_weight_grad(const StridedArray& dst, const StridedArray& go, cons
   T* d = static_cast<T*>(dst.data);
   const int64_t grain =
       std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, KH * KW * N * Ho * Wo));
+  if constexpr (std::is_same_v<Acc, T>) {
+    if (plain_window(w) && xs[3] == 1 && xs[2] == W && gs[3] == 1 && gs[2] == Wo) {
+      parallel_for(0, O, grain, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o)
+          simd::conv_plane_weight_grad(gd + o * gs[1], gs[0], xd + (o / M) * xs[1], xs[0], N, W, Ho,
+                                       Wo, KH, KW, d + o * KH * KW);
+      });
+      return;
+    }
+  }
   parallel_for(0, O, grain, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
       for (int64_t i = 0; i < KH; ++i) {

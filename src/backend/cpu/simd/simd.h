@@ -56,6 +56,22 @@ void softmax_row(const double* x, double* y, int64_t n, bool log);
 inline constexpr int kSumLanes = 16;
 void add_lanes(const float* x, int64_t n, float* acc);
 void add_lanes(const double* x, int64_t n, double* acc);
+// Direct convolution of one plane at stride 1 without padding or dilation (simd/conv.cpp): the
+// input's rows W elements apart, W = Wo + KW - 1; w the KH x KW taps in row-major order.
+// out[oh][ow] = bias + sum of w[i][j] x[oh + i][ow + j], out Ho x Wo contiguous.
+void conv_plane(const float* x, int64_t W, const float* w, int64_t KH, int64_t KW, float bias,
+                float* out, int64_t Ho, int64_t Wo);
+void conv_plane(const double* x, int64_t W, const double* w, int64_t KH, int64_t KW, double bias,
+                double* out, int64_t Ho, int64_t Wo);
+// grad[i * KW + j] = sum over `images` pairs of planes (go Ho x Wo contiguous, go_image apart; x
+// as above, x_image apart) of go[oh][ow] x[oh + i][ow + j], in one fixed order.
+void conv_plane_weight_grad(const float* go, int64_t go_image, const float* x, int64_t x_image,
+                            int64_t images, int64_t W, int64_t Ho, int64_t Wo, int64_t KH,
+                            int64_t KW, float* grad);
+void conv_plane_weight_grad(const double* go, int64_t go_image, const double* x, int64_t x_image,
+                            int64_t images, int64_t W, int64_t Ho, int64_t Wo, int64_t KH,
+                            int64_t KW, double* grad);
+
 // partial[c] for `count` consecutive chunks of `chunk` elements (a multiple of kSumLanes): the
 // chunk's sum by add_lanes from zero, its lanes then combined by the reduction engine's tree.
 void sum_chunks(const float* x, int64_t chunk, int64_t count, float* partial);
