@@ -75,9 +75,16 @@ struct Geometry {
   // One input channel per group, one group per channel: a direct kernel beats GEMMs of one row.
   bool depthwise() const { return Cg == 1 && G == C && G > 1; }
   // The depthwise kernels also serve a single input channel (a network's first layer on
-  // grayscale images) on the CPU: their direct loops write the output in place, where im2col
-  // + a GEMM of depth KH * KW + the permuting copy moved every output element three times.
-  bool direct(Device device) const { return depthwise() || (C == 1 && G == 1 && device.is_cpu()); }
+  // grayscale images) where the CPU's vector kernels take it (f32/f64, stride 1, no padding or
+  // dilation): they write the output in place, where im2col + a GEMM of depth KH * KW + the
+  // permuting copy moved every output element three times.
+  bool direct(Device device, DType dtype) const {
+    const Window2d& w = window;
+    const bool plain = w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0 &&
+                       w.dilation_h == 1 && w.dilation_w == 1;
+    return depthwise() ||
+           (C == 1 && G == 1 && device.is_cpu() && plain && (dtype == kF32 || dtype == kF64));
+  }
   // A 1x1 kernel over every position: the input is its own column buffer.
   bool pointwise() const {
     return KH == 1 && KW == 1 && window.stride_h == 1 && window.stride_w == 1 &&
@@ -208,7 +215,7 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, c
     Tensor out = zeros({g.N, g.O, g.Ho, g.Wo}, {.dtype = x.dtype(), .device = x.device()});
     return bias.defined() ? add(out, bias.reshape({1, g.O, 1, 1})) : out;
   }
-  if (g.direct(x.device())) {
+  if (g.direct(x.device(), x.dtype())) {
     Tensor out = make_empty({g.N, g.O, g.Ho, g.Wo}, x.dtype(), x.device(), op);
     const StridedArray none{nullptr, {}, {}, x.dtype(), x.device()};
     backend_for(x.device(), op)
@@ -244,7 +251,7 @@ Tensor conv_input_grad(const Tensor& go, const Tensor& weight, const Geometry& g
   if (g.N == 0 || g.C == 0 || g.H == 0 || g.W == 0 || g.O == 0 || g.L() == 0)
     return zeros({g.N, g.C, g.H, g.W}, {.dtype = dt, .device = device});
   Tensor grad_input = make_empty({g.N, g.C, g.H, g.W}, dt, device, op);
-  if (g.direct(device)) {
+  if (g.direct(device, dt)) {
     backend_for(device, op)
         .depthwise_conv2d(DepthwiseOp::InputGrad, grad_input.impl()->array(), go.impl()->array(),
                           weight.impl()->array(), {}, g.window);
@@ -291,7 +298,7 @@ Tensor conv_weight_grad(const Tensor& x, const Tensor& go, const Geometry& g, co
                         const Tensor& columns_of_all = {}) {
   if (g.N == 0 || g.O == 0 || g.L() == 0 || g.cgk() == 0)
     return zeros({g.O, g.Cg, g.KH, g.KW}, {.dtype = x.dtype(), .device = x.device()});
-  if (g.direct(x.device())) {
+  if (g.direct(x.device(), x.dtype())) {
     Tensor grad = make_empty({g.O, g.Cg, g.KH, g.KW}, x.dtype(), x.device(), op);
     backend_for(x.device(), op)
         .depthwise_conv2d(DepthwiseOp::WeightGrad, grad.impl()->array(), go.impl()->array(),
