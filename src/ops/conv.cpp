@@ -6,7 +6,8 @@
 // needs one permuting copy, which also adds the bias), and the weight gradient sums over the
 // images inside the GEMM's own reduction. Chunks bound the buffer's memory; their number
 // depends on the shapes only, so results do not depend on the thread count. Depthwise
-// convolutions (one input channel per group) take a direct backend kernel instead.
+// convolutions (one input channel per group), and on the CPU a single input channel where its
+// vector kernels apply, take a direct backend kernel instead (Geometry::direct).
 
 #include <algorithm>
 #include <ostream>
