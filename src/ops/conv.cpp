@@ -75,10 +75,11 @@ struct Geometry {
   int64_t L() const { return Ho * Wo; }
   // One input channel per group, one group per channel: a direct kernel beats GEMMs of one row.
   bool depthwise() const { return Cg == 1 && G == C && G > 1; }
-  // The depthwise kernels also serve a single input channel (a network's first layer on
-  // grayscale images) where the CPU's vector kernels take it (f32/f64, stride 1, no padding or
-  // dilation): they write the output in place, where im2col + a GEMM of depth KH * KW + the
-  // permuting copy moved every output element three times.
+  // The depthwise forward and weight gradient also serve a single input channel (a network's
+  // first layer on grayscale images) where the CPU's vector kernels take it (f32/f64, stride 1,
+  // no padding or dilation; backend/cpu/conv.cpp's plain_window): they write the output in place,
+  // where im2col + a GEMM of depth KH * KW + the permuting copy moved every output element three
+  // times.
   bool direct(Device device, DType dtype) const {
     const Window2d& w = window;
     const bool plain = w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0 &&
@@ -252,7 +253,7 @@ Tensor conv_input_grad(const Tensor& go, const Tensor& weight, const Geometry& g
   if (g.N == 0 || g.C == 0 || g.H == 0 || g.W == 0 || g.O == 0 || g.L() == 0)
     return zeros({g.N, g.C, g.H, g.W}, {.dtype = dt, .device = device});
   Tensor grad_input = make_empty({g.N, g.C, g.H, g.W}, dt, device, op);
-  if (g.direct(device, dt)) {
+  if (g.depthwise()) {  // not direct(): no vector kernel for the input gradient
     backend_for(device, op)
         .depthwise_conv2d(DepthwiseOp::InputGrad, grad_input.impl()->array(), go.impl()->array(),
                           weight.impl()->array(), {}, g.window);

@@ -11,7 +11,6 @@
 // clang-format on
 
 #include <algorithm>
-#include <vector>
 
 #include "backend/cpu/simd/simd.h"
 
@@ -34,18 +33,14 @@ constexpr int kBlockRows = 2, kBlockCols = 4;
 template <class D, class T>
 void ConvPlaneBlocks(D d, const T* x, int64_t W, const T* w, int64_t taps, int64_t KW, T bias,
                      T* out, int64_t Ho, int64_t Wo) {
-  const int64_t N = int64_t(hn::Lanes(d));
-  std::vector<int64_t> starts;
-  for (int64_t ow = 0; ow + N < Wo; ow += N) starts.push_back(ow);
-  starts.push_back(Wo - N);
-  const int64_t positions = int64_t(starts.size());
+  const int64_t N = int64_t(hn::Lanes(d)), positions = (Wo + N - 1) / N;
+  const auto start = [&](int64_t q) { return std::min(q * N, Wo - N); };
   for (int64_t oh0 = 0; oh0 < Ho; oh0 += kBlockRows) {
     int64_t rows[kBlockRows];
     for (int r = 0; r < kBlockRows; ++r) rows[r] = std::min(oh0 + r, Ho - 1);
     for (int64_t q0 = 0; q0 < positions; q0 += kBlockCols) {
       int64_t cols[kBlockCols];
-      for (int q = 0; q < kBlockCols; ++q)
-        cols[q] = starts[size_t(std::min(q0 + q, positions - 1))];
+      for (int q = 0; q < kBlockCols; ++q) cols[q] = start(std::min(q0 + q, positions - 1));
       hn::Vec<D> acc[kBlockRows][kBlockCols];
       for (int r = 0; r < kBlockRows; ++r)
         for (int q = 0; q < kBlockCols; ++q) acc[r][q] = hn::Set(d, bias);

@@ -46,9 +46,7 @@ void SumChunks(const T* x, int64_t chunk, int64_t count, T* partial) {
   constexpr size_t kVecs = kSumLanes / hn::MaxLanes(d);
   const size_t lanes = hn::Lanes(d);
   HWY_ASSUME(lanes == hn::MaxLanes(d));
-  const auto finish = [&](const hn::Vec<decltype(d)>* a) {
-    HWY_ALIGN T acc[kSumLanes];
-    for (size_t k = 0; k < kVecs; ++k) hn::Store(a[k], d, acc + k * lanes);
+  const auto lane_tree = [](T* acc) {
     for (int s = 1; s < kSumLanes; s *= 2)
       for (int l = 0; l < kSumLanes; l += 2 * s) acc[l] += acc[l + s];
     return acc[0];
@@ -63,16 +61,18 @@ void SumChunks(const T* x, int64_t chunk, int64_t count, T* partial) {
         a[k] = hn::Add(a[k], hn::LoadU(d, y + i + k * lanes));
         b[k] = hn::Add(b[k], hn::LoadU(d, y + chunk + i + k * lanes));
       }
-    partial[c] = finish(a);
-    partial[c + 1] = finish(b);
+    HWY_ALIGN T acc_a[kSumLanes], acc_b[kSumLanes];
+    for (size_t k = 0; k < kVecs; ++k) {
+      hn::Store(a[k], d, acc_a + k * lanes);
+      hn::Store(b[k], d, acc_b + k * lanes);
+    }
+    partial[c] = lane_tree(acc_a);
+    partial[c + 1] = lane_tree(acc_b);
   }
-  if (c < count) {
-    const T* y = x + c * chunk;
-    hn::Vec<decltype(d)> a[kVecs];
-    for (size_t k = 0; k < kVecs; ++k) a[k] = hn::Zero(d);
-    for (int64_t i = 0; i < chunk; i += kSumLanes)
-      for (size_t k = 0; k < kVecs; ++k) a[k] = hn::Add(a[k], hn::LoadU(d, y + i + k * lanes));
-    partial[c] = finish(a);
+  if (c < count) {  // an odd last chunk alone
+    HWY_ALIGN T acc[kSumLanes] = {};
+    AddLanes(x + c * chunk, chunk, acc);
+    partial[c] = lane_tree(acc);
   }
 }
 void SumChunksF32(const float* x, int64_t chunk, int64_t count, float* partial) {
