@@ -4,8 +4,13 @@
 // alternates --repeats times (default 3) and keeps the median. Prints the table last and writes
 // bench/results/latest.json, every sample included.
 //
-//   oxmera_bench [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n]
+//   oxmera_bench [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n] [--anchor=twin]
 //   oxmera_bench --side=oxmera|libtorch --only=id [--threads=n]   (one figure, one process)
+//   oxmera_bench --libtorch-version
+//
+// --anchor names a twin of this program built against another LibTorch (`make bench
+// ANCHOR=wheel`: the torch wheel's, the newest the package index has); its LibTorch side runs
+// as a third column, alternating with the other two, with its own ratio.
 
 #include <algorithm>
 #include <chrono>
@@ -39,14 +44,16 @@ namespace {
 
 struct Result {
   const Spec* spec = nullptr;
-  std::optional<double> oxmera{}, libtorch{};                    // in the row's unit: the medians
-  std::vector<double> oxmera_samples{}, libtorch_samples{};      // one a process
-  std::optional<double> oxmera_accuracy{}, libtorch_accuracy{};  // rows that train
-  std::string unavailable{};                                     // why the row could not run
-  std::optional<double> ratio() const {                          // > 1: oxmera better
-    if (!oxmera || !libtorch || *oxmera <= 0 || *libtorch <= 0) return std::nullopt;
-    return spec->throughput ? *oxmera / *libtorch : *libtorch / *oxmera;
+  std::optional<double> oxmera{}, libtorch{}, anchor{};  // in the row's unit: the medians
+  std::vector<double> oxmera_samples{}, libtorch_samples{}, anchor_samples{};  // one a process
+  std::optional<double> oxmera_accuracy{}, libtorch_accuracy{}, anchor_accuracy{};
+  std::string unavailable{};  // why the row could not run
+  // > 1: oxmera better than `other` (LibTorch's or the anchor's figure).
+  std::optional<double> ratio_to(std::optional<double> other) const {
+    if (!oxmera || !other || *oxmera <= 0 || *other <= 0) return std::nullopt;
+    return spec->throughput ? *oxmera / *other : *other / *oxmera;
   }
+  std::optional<double> ratio() const { return ratio_to(libtorch); }
 };
 
 std::string cpu_model() {
@@ -95,6 +102,10 @@ nlohmann::ordered_json json_number(std::optional<double> v) {
   return std::round(*v * scale) / scale;
 }
 
+nlohmann::ordered_json json_ratio(std::optional<double> v) {
+  return v ? nlohmann::ordered_json(std::round(*v * 1000) / 1000) : nlohmann::ordered_json(nullptr);
+}
+
 // Left-aligned in `width` columns, counting UTF-8 characters rather than bytes ("µs/op").
 std::string pad(std::string s, size_t width) {
   size_t chars = 0;
@@ -114,7 +125,8 @@ std::string percent(std::optional<double> fraction) {
 std::string note(const Result& r) {
   if (!r.unavailable.empty()) return r.unavailable;
   if (!r.oxmera_accuracy && !r.libtorch_accuracy) return "";
-  return "test acc " + percent(r.oxmera_accuracy) + " / " + percent(r.libtorch_accuracy);
+  return "test acc " + percent(r.oxmera_accuracy) + " / " + percent(r.libtorch_accuracy) +
+         (r.anchor_samples.empty() ? "" : " / " + percent(r.anchor_accuracy));
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -140,13 +152,9 @@ struct Sample {
   std::optional<double> figure, accuracy;
 };
 
-// Runs this program again as `--side=side --only=id` and reads its sample line. One process a
-// figure: the two frameworks' OpenMP pools and allocators never share one, and each side starts
-// from the same state whatever ran before it.
-Sample run_side(const char* side, std::string_view id, int threads) {
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> args = {self, std::string("--side=") + side, "--only=" + std::string(id),
-                                   "--threads=" + std::to_string(threads)};
+// Runs args[0] with the arguments after it and returns what it printed on stdout; nullopt when
+// it could not start or failed.
+std::optional<std::string> output_of(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -157,7 +165,7 @@ Sample run_side(const char* side, std::string_view id, int threads) {
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(pipe_fds[1]);
   std::string out;
@@ -166,11 +174,24 @@ Sample run_side(const char* side, std::string_view id, int threads) {
   close(pipe_fds[0]);
   int status = 0;
   if (spawned != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "oxmera_bench: the %s process for %.*s failed\n", side,
-                 static_cast<int>(id.size()), id.data());
+      WEXITSTATUS(status) != 0)
+    return std::nullopt;
+  return out;
+}
+
+// Runs `program` (this one or the anchor twin) as `--side=side --only=id` and reads its sample
+// line. One process a figure: the two frameworks' OpenMP pools and allocators never share one,
+// and each side starts from the same state whatever ran before it.
+Sample run_side(const std::string& program, const char* side, std::string_view id, int threads) {
+  const std::optional<std::string> printed =
+      output_of({program, std::string("--side=") + side, "--only=" + std::string(id),
+                 "--threads=" + std::to_string(threads)});
+  if (!printed) {
+    std::fprintf(stderr, "oxmera_bench: the %s process of %s for %.*s failed\n", side,
+                 program.c_str(), static_cast<int>(id.size()), id.data());
     return {};
   }
+  const std::string& out = *printed;
   const size_t at = out.rfind(kSampleTag);
   if (at == std::string::npos) return {};
   double figure = NAN, accuracy = NAN;
@@ -200,34 +221,41 @@ int side_main(const std::string& side, const std::vector<std::string>& only, int
 }
 
 void write_json(const std::filesystem::path& path, const std::string& cpu, int threads, double peak,
-                double triad, const std::vector<Result>& results) {
+                double triad, const std::string& anchor_version,
+                const std::vector<Result>& results) {
   nlohmann::ordered_json doc;
   doc["machine"] = {{"cpu", cpu},
                     {"threads", threads},
                     {"fma_peak_gflops", json_number(peak)},
                     {"triad_GBps", json_number(triad)}};
+  if (!anchor_version.empty()) doc["anchor_libtorch"] = anchor_version;
   doc["rows"] = nlohmann::ordered_json::array();
   for (const Result& r : results) {
-    const auto ratio = r.ratio();
     doc["rows"].push_back(
         {{"id", r.spec->id},
          {"unit", r.spec->unit},
          {"oxmera", json_number(r.oxmera)},
          {"libtorch", json_number(r.libtorch)},
-         {"ratio", ratio ? nlohmann::ordered_json(std::round(*ratio * 1000) / 1000)
-                         : nlohmann::ordered_json(nullptr)}});
+         {"ratio", json_ratio(r.ratio())}});
     auto samples = [](const std::vector<double>& v) {
       nlohmann::ordered_json a = nlohmann::ordered_json::array();
       for (double x : v) a.push_back(json_number(x));
       return a;
     };
-    doc["rows"].back()["oxmera_samples"] = samples(r.oxmera_samples);
-    doc["rows"].back()["libtorch_samples"] = samples(r.libtorch_samples);
-    if (r.oxmera_accuracy || r.libtorch_accuracy) {
-      doc["rows"].back()["oxmera_test_accuracy"] = json_number(r.oxmera_accuracy);
-      doc["rows"].back()["libtorch_test_accuracy"] = json_number(r.libtorch_accuracy);
+    nlohmann::ordered_json& row = doc["rows"].back();
+    row["oxmera_samples"] = samples(r.oxmera_samples);
+    row["libtorch_samples"] = samples(r.libtorch_samples);
+    if (!anchor_version.empty()) {
+      row["anchor"] = json_number(r.anchor);
+      row["anchor_ratio"] = json_ratio(r.ratio_to(r.anchor));
+      row["anchor_samples"] = samples(r.anchor_samples);
     }
-    if (!r.unavailable.empty()) doc["rows"].back()["unavailable"] = r.unavailable;
+    if (r.oxmera_accuracy || r.libtorch_accuracy) {
+      row["oxmera_test_accuracy"] = json_number(r.oxmera_accuracy);
+      row["libtorch_test_accuracy"] = json_number(r.libtorch_accuracy);
+      if (!anchor_version.empty()) row["anchor_test_accuracy"] = json_number(r.anchor_accuracy);
+    }
+    if (!r.unavailable.empty()) row["unavailable"] = r.unavailable;
   }
   std::filesystem::create_directories(path.parent_path());
   // Written beside and renamed over, so a reader never sees half a file.
@@ -248,7 +276,7 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::filesystem::path json_path = std::filesystem::path(OXMERA_BENCH_RESULTS_DIR) / "latest.json";
   std::vector<std::string> only;
-  std::string side;
+  std::string side, anchor;
   int repeats = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -262,9 +290,15 @@ int main(int argc, char** argv) {
       repeats = std::max(1, std::atoi(arg.c_str() + 10));
     } else if (arg.rfind("--side=", 0) == 0) {
       side = arg.substr(7);
+    } else if (arg.rfind("--anchor=", 0) == 0) {
+      anchor = std::filesystem::absolute(arg.substr(9)).string();
+    } else if (arg == "--libtorch-version") {
+      std::printf("%s\n", libtorch_version().c_str());
+      return libtorch_available() ? 0 : 1;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n]\n",
+                   "usage: %s [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n] "
+                   "[--anchor=twin]\n",
                    argv[0]);
       return 2;
     }
@@ -275,6 +309,16 @@ int main(int argc, char** argv) {
   const bool torch = libtorch_available();
   std::printf("oxmera bench: %s, %d threads; LibTorch %s\n", cpu.c_str(), threads,
               torch ? libtorch_version().c_str() : "not built in (install libtorch-dev)");
+  std::string anchor_version;
+  if (!anchor.empty()) {
+    const std::optional<std::string> printed = output_of({anchor, "--libtorch-version"});
+    if (!printed || printed->empty()) {
+      std::fprintf(stderr, "oxmera_bench: %s has no LibTorch to anchor to\n", anchor.c_str());
+      return 1;
+    }
+    anchor_version = printed->substr(0, printed->find('\n'));
+    std::printf("anchor: LibTorch %s (%s)\n", anchor_version.c_str(), anchor.c_str());
+  }
   oxmera_set_threads(threads);
   libtorch_set_threads(threads);
 
@@ -284,43 +328,72 @@ int main(int argc, char** argv) {
   const double peak = fma_peak_gflops(threads);
   const double triad = triad_GBps(threads);
 
+  // The contenders of a row: oxmera, this program's LibTorch and the anchor's, each a process.
+  enum Contender { kOxmera, kLibtorch, kAnchor };
+  std::vector<Contender> contenders = {kOxmera};
+  if (torch) contenders.push_back(kLibtorch);
+  if (!anchor.empty()) contenders.push_back(kAnchor);
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+
   std::vector<Result> results;
   for (const Spec& spec : specs()) {
     if (!only.empty() && std::find(only.begin(), only.end(), spec.id) == only.end()) continue;
     Result r{.spec = &spec, .unavailable = row_unavailable(spec.id)};
-    // Alternating per row (oxmera first, then LibTorch first, ...), so drift and load from
-    // other processes hit both frameworks alike.
+    // Alternating per row (oxmera first, then last, ...), so drift and load from other
+    // processes hit the frameworks alike.
     const int alternations = trains(spec.id) ? repeats : 1;
-    for (int k = 0; k < alternations; ++k) {
-      for (const bool ox : k % 2 == 0 ? std::vector{true, false} : std::vector{false, true}) {
-        if (!r.unavailable.empty() || (!ox && !torch)) continue;
-        const Sample s = run_side(ox ? "oxmera" : "libtorch", spec.id, threads);
-        if (s.figure) (ox ? r.oxmera_samples : r.libtorch_samples).push_back(*s.figure);
-        if (s.accuracy) (ox ? r.oxmera_accuracy : r.libtorch_accuracy) = s.accuracy;
+    for (int k = 0; r.unavailable.empty() && k < alternations; ++k) {
+      std::vector<Contender> order = contenders;
+      if (k % 2) std::reverse(order.begin(), order.end());
+      for (const Contender c : order) {
+        const Sample s = run_side(c == kAnchor ? anchor : self, c == kOxmera ? "oxmera" : "libtorch",
+                                  spec.id, threads);
+        auto& samples = c == kOxmera     ? r.oxmera_samples
+                        : c == kLibtorch ? r.libtorch_samples
+                                         : r.anchor_samples;
+        auto& accuracy = c == kOxmera     ? r.oxmera_accuracy
+                         : c == kLibtorch ? r.libtorch_accuracy
+                                          : r.anchor_accuracy;
+        if (s.figure) samples.push_back(*s.figure);
+        if (s.accuracy) accuracy = s.accuracy;
       }
     }
-    if (!r.oxmera_samples.empty()) r.oxmera = median_of(r.oxmera_samples);
-    if (!r.libtorch_samples.empty()) r.libtorch = median_of(r.libtorch_samples);
-    std::printf("  %-17s oxmera %-10s LibTorch %-10s %s %s\n", spec.id,
-                fmt(r.oxmera, "n/a").c_str(), fmt(r.libtorch, "n/a").c_str(), spec.unit,
-                note(r).c_str());
+    auto median = [](const std::vector<double>& v) {
+      return v.empty() ? std::nullopt : std::optional<double>(median_of(v));
+    };
+    r.oxmera = median(r.oxmera_samples);
+    r.libtorch = median(r.libtorch_samples);
+    r.anchor = median(r.anchor_samples);
+    std::printf("  %-17s oxmera %-10s LibTorch %-10s", spec.id, fmt(r.oxmera, "n/a").c_str(),
+                fmt(r.libtorch, "n/a").c_str());
+    if (!anchor.empty()) std::printf(" anchor %-10s", fmt(r.anchor, "n/a").c_str());
+    std::printf(" %s %s\n", spec.unit, note(r).c_str());
     std::fflush(stdout);
     results.push_back(r);
   }
 
-  std::printf("\n%-17s | %-24s | %-10s | %-7s | %-5s | %s\n", "workload", "oxmera", "LibTorch",
-              "unit", "ratio", "note");
-  std::printf("%s\n", std::string(100, '-').c_str());
+  // The anchor's two columns, or nothing without one.
+  const std::string anchor_head = anchor.empty() ? "" : pad("LibTorch " + anchor_version, 16);
+  std::printf("\n%-17s | %-24s | %-10s | %-7s | %-5s", "workload", "oxmera", "LibTorch", "unit",
+              "ratio");
+  if (!anchor.empty()) std::printf(" | %s | %-5s", anchor_head.c_str(), "ratio");
+  std::printf(" | %s\n", "note");
+  std::printf("%s\n", std::string(anchor.empty() ? 100 : 126, '-').c_str());
   for (const Result& r : results) {
     const char* missing = r.unavailable.empty() ? "n/a (not yet in oxmera)" : "n/a";
-    std::printf("%-17s | %-24s | %-10s | %s | %-5s | %s\n", r.spec->id,
-                fmt(r.oxmera, missing).c_str(), fmt(r.libtorch, "n/a").c_str(),
-                pad(r.spec->unit, 7).c_str(), fmt(r.ratio(), "-").c_str(), note(r).c_str());
+    std::printf("%-17s | %-24s | %-10s | %s | %-5s", r.spec->id, fmt(r.oxmera, missing).c_str(),
+                fmt(r.libtorch, "n/a").c_str(), pad(r.spec->unit, 7).c_str(),
+                fmt(r.ratio(), "-").c_str());
+    if (!anchor.empty())
+      std::printf(" | %s | %-5s", pad(fmt(r.anchor, "n/a"), 16).c_str(),
+                  fmt(r.ratio_to(r.anchor), "-").c_str());
+    std::printf(" | %s\n", note(r).c_str());
   }
-  std::printf("%s\n", std::string(100, '-').c_str());
+  std::printf("%s\n", std::string(anchor.empty() ? 100 : 126, '-').c_str());
   std::printf(
       "ratio > 1: oxmera better (throughputs: oxmera / LibTorch; times: LibTorch / oxmera); "
-      "test acc: oxmera / LibTorch\n");
+      "test acc: oxmera / LibTorch%s\n",
+      anchor.empty() ? "" : (" / LibTorch " + anchor_version).c_str());
   std::printf("machine: %s, %d threads, FMA peak %.1f GFLOP/s (f32), triad %.1f GB/s\n",
               cpu.c_str(), threads, peak, triad);
   for (const Result& r : results) {
@@ -328,8 +401,11 @@ int main(int argc, char** argv) {
     auto pct = [&](std::optional<double> v) {
       return v ? fmt(100.0 * *v / peak, "") + "%" : std::string("n/a");
     };
-    std::printf("sgemm1024 as share of FMA peak: oxmera %s, LibTorch %s\n", pct(r.oxmera).c_str(),
+    std::printf("sgemm1024 as share of FMA peak: oxmera %s, LibTorch %s", pct(r.oxmera).c_str(),
                 pct(r.libtorch).c_str());
+    if (!anchor.empty())
+      std::printf(", LibTorch %s %s", anchor_version.c_str(), pct(r.anchor).c_str());
+    std::printf("\n");
   }
 
   // Other processes on the cores make OpenMP threads wait for one another at every barrier;
@@ -341,7 +417,7 @@ int main(int argc, char** argv) {
         "(before or after it): they shared the cores, so these figures are noisy\n",
         busy);
 
-  write_json(json_path, cpu, threads, peak, triad, results);
+  write_json(json_path, cpu, threads, peak, triad, anchor_version, results);
   std::printf("wrote %s\n", json_path.c_str());
   return 0;
 }

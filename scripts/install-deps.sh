@@ -2,7 +2,9 @@
 # Installs the Debian packages a make target needs, and only those: a plain call (make run,
 # make install) gets what builds the library and the `oxmera` command, and the data set it
 # trains on; --test adds what the test suite needs, --bench LibTorch to compare against,
-# --format clang-format. Idempotent and quiet when everything is present.
+# --format clang-format. --bench-wheel DIR is --bench and, from PyPI (benchmark tooling only),
+# the newest torch wheel's LibTorch unpacked into DIR (make bench ANCHOR=wheel). Idempotent and
+# quiet when everything is present.
 # A package that cannot be installed is named, with apt's reason, and the exit code is 1.
 set -euo pipefail
 
@@ -18,14 +20,43 @@ case "${1:-}" in
   "") ;;
   --test) packages+=(clang libclang-rt-dev) ;;  # the fuzz targets (libFuzzer)
   --bench) packages+=(libtorch-dev libbenchmark-dev) ;;
+  --bench-wheel)
+    [ -n "${2:-}" ] || { echo "usage: install-deps.sh --bench-wheel DIR" >&2; exit 2; }
+    packages+=(libtorch-dev libbenchmark-dev python3-pip)
+    wheel_dir=$2
+    ;;
   --format) packages+=(clang-format) ;;
-  *) echo "usage: install-deps.sh [--test | --bench | --format]" >&2; exit 2 ;;
+  *) echo "usage: install-deps.sh [--test | --bench | --bench-wheel DIR | --format]" >&2; exit 2 ;;
 esac
+
+# The torch wheel's C++ half only: torch without its Python dependencies, and the CUDA runtime
+# and profiler libraries its libtorch_cpu.so was linked against (the versions its metadata pins;
+# nothing CUDA runs), into DIR. --target keeps Debian's Python untouched.
+install_torch_wheel() {
+  local dir=$1
+  [ -f "$dir/torch/lib/libtorch_cpu.so" ] && return 0
+  echo "install-deps: fetching the newest torch wheel into $dir (about 550 MB)"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir" torch ||
+    { echo "install-deps: pip could not install torch from PyPI" >&2; exit 1; }
+  local toolkit
+  toolkit=$(grep -ho "^Requires-Dist: cuda-toolkit\[[^]]*\]==[0-9.]*" "$dir"/torch-*.dist-info/METADATA |
+    sed -E 's/.*==([0-9.]+)/\1/' | head -n 1)
+  if [ -n "$toolkit" ]; then
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$dir" \
+      "cuda-toolkit[cudart,cupti]==$toolkit" ||
+      { echo "install-deps: pip could not install the CUDA runtime torch needs" >&2; exit 1; }
+  fi
+  [ -f "$dir/torch/lib/libtorch_cpu.so" ] ||
+    { echo "install-deps: the torch wheel in $dir has no lib/libtorch_cpu.so" >&2; exit 1; }
+}
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  [ -z "${wheel_dir:-}" ] || install_torch_wheel "$wheel_dir"
+  exit 0
+fi
 
 fail() {
   echo "install-deps: $1" >&2
@@ -61,3 +92,4 @@ if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log
   fail "apt-get install failed"
 fi
 for p in "${missing[@]}"; do installed "$p" || fail "$p is still not installed after apt-get install"; done
+[ -z "${wheel_dir:-}" ] || install_torch_wheel "$wheel_dir"
