@@ -213,13 +213,17 @@ TEST_P(SimdTarget, SumsFollowTheEngineOrderBitwise) {
     EXPECT_EQ(std::bit_cast<uint32_t>(ox::sum(ox::tensor(v)).item<float>()),
               std::bit_cast<uint32_t>(want))
         << "n=" << n;
-    // Rows of 3 chunks: each row's chunks are one run of the vector kernel.
-    const ox::Tensor rows = ox::tensor(v).narrow(0, 0, n / 3072 * 3072).reshape({-1, 3072});
-    const std::vector<float> got = ox::sum(rows, {1}).to_vector<float>();
-    for (size_t r = 0; r < got.size(); ++r) {
-      const std::vector<float> row(v.begin() + r * 3072, v.begin() + (r + 1) * 3072);
-      EXPECT_EQ(std::bit_cast<uint32_t>(got[r]), std::bit_cast<uint32_t>(sum_in_engine_order(row)))
-          << "row " << r;
+    // Rows of 3 and 7 chunks: each row's chunks are one run of the vector kernel, which takes
+    // them four, two and one at a time.
+    for (const int64_t width : {3 * 1024, 7 * 1024}) {
+      const ox::Tensor rows = ox::tensor(v).narrow(0, 0, n / width * width).reshape({-1, width});
+      const std::vector<float> got = ox::sum(rows, {1}).to_vector<float>();
+      for (size_t r = 0; r < got.size(); ++r) {
+        const std::vector<float> row(v.begin() + r * width, v.begin() + (r + 1) * width);
+        EXPECT_EQ(std::bit_cast<uint32_t>(got[r]),
+                  std::bit_cast<uint32_t>(sum_in_engine_order(row)))
+            << "row " << r << " of " << width;
+      }
     }
   }
 }
