@@ -94,7 +94,8 @@ constexpr bool class_takes(DTypeClass c, DType dt) {
   X(LogicalNot, "logical_not", AnyToBool,      LogicalNot)   \
   X(BitwiseNot, "bitwise_not", IntegralOrBool, BitwiseNot)
 
-// Add and Sub take alpha: a op alpha * b (binary_takes_alpha).
+// Add and Sub take alpha: a op alpha * b (binary_takes_alpha). The gelu_backward rows are
+// gelu's gradient g * gelu'(x) in one pass (a = g, b = x), as PyTorch's gelu_backward.
 #define OX_BINARY_OPS(X)                                     \
   X(Add,        "add",          NumericOrBool,  Add)         \
   X(Sub,        "sub",          Numeric,        Sub)         \
@@ -110,6 +111,8 @@ constexpr bool class_takes(DTypeClass c, DType dt) {
   X(Minimum,    "minimum",      NumericOrBool,  Minimum)     \
   X(Hypot,      "hypot",        Floating,       Hypot)       \
   X(LogAddExp,  "logaddexp",    Floating,       LogAddExp)   \
+  X(GeluErfBackward,  "gelu_backward", Floating,  GeluErfBackward)  \
+  X(GeluTanhBackward, "gelu_backward", Floating,  GeluTanhBackward) \
   X(BitwiseAnd, "bitwise_and",  IntegralOrBool, BitwiseAnd)  \
   X(BitwiseOr,  "bitwise_or",   IntegralOrBool, BitwiseOr)   \
   X(BitwiseXor, "bitwise_xor",  IntegralOrBool, BitwiseXor)  \

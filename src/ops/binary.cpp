@@ -100,6 +100,21 @@ std::vector<Tensor> binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, co
       return {div(mul(g, a), out), div(mul(g, b), out)};
     case BinaryOp::LogAddExp:
       return {mul(g, exp(sub(a, out))), mul(g, exp(sub(b, out)))};
+    case BinaryOp::GeluErfBackward: {  // a = gelu's g, b = x; gelu''(x) = φ(x) (2 - x²)
+      const Tensor x2 = mul(b, b);
+      const Tensor pdf = mul(exp(mul(x2, -0.5)), 0.3989422804014327);
+      return {ops::gelu_backward(g, b, "none"), mul(mul(g, a), mul(pdf, sub(2, x2)))};
+    }
+    case BinaryOp::GeluTanhBackward: {
+      // With u = k (x + c x³) and t = tanh(u): gelu''(x) = (1 - t²) (u' - x t u'² + x u'' / 2).
+      constexpr double k = 0.7978845608028654, c = 0.044715;
+      const Tensor x2 = mul(b, b);
+      const Tensor t = tanh(mul(add(b, mul(mul(b, x2), c)), k));
+      const Tensor du = mul(add(mul(x2, 3 * c), 1), k);
+      const Tensor curve =
+          add(sub(du, mul(mul(mul(b, t), du), du)), mul(x2, 3 * c * k));  // x u'' / 2 = 3ckx²
+      return {ops::gelu_backward(g, b, "tanh"), mul(mul(g, a), mul(sub(1, mul(t, t)), curve))};
+    }
     default:
       OX_ASSERT(false, "no vjp for a non-differentiable binary op");
       return {};
@@ -269,6 +284,13 @@ Tensor maximum(const TensorOrScalar& a, const TensorOrScalar& b) {
 Tensor minimum(const TensorOrScalar& a, const TensorOrScalar& b) {
   return binary_op(a, b, BinaryOp::Minimum);
 }
+Tensor ops::gelu_backward(const Tensor& g, const Tensor& x, std::string_view approximate) {
+  OX_CHECK(approximate == "none" || approximate == "tanh", Value, "gelu_backward",
+           "approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
+  return binary_op(g, x,
+                   approximate == "tanh" ? BinaryOp::GeluTanhBackward : BinaryOp::GeluErfBackward);
+}
+
 Tensor hypot(const TensorOrScalar& a, const TensorOrScalar& b) {
   return binary_op(a, b, BinaryOp::Hypot);
 }

@@ -55,4 +55,8 @@ Tensor& assign_result(Tensor& self, const Tensor& result, const char* op);
 // cummax, ...): g added into zeros at the picked positions `index` (of g's shape).
 Tensor picked_grad(const Tensor& g, const Tensor& index, const Shape& shape, int64_t d);
 
+// gelu's gradient in one op, g * gelu'(x) for the form `approximate` ("none" or "tanh"), as
+// PyTorch's gelu_backward; differentiable again (binary.cpp).
+Tensor gelu_backward(const Tensor& g, const Tensor& x, std::string_view approximate);
+
 }  // namespace ox::ops

@@ -18,8 +18,7 @@ namespace {
 Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor& x,
                  const Tensor& y) {
   constexpr double kLn2 = 0.6931471805599453, kLn10 = 2.302585092994046;
-  constexpr double kTwoOverSqrtPi = 1.1283791670955126, kInvSqrt2Pi = 0.3989422804014327;
-  constexpr double kSqrt2OverPi = 0.7978845608028654, kGeluC = 0.044715;
+  constexpr double kTwoOverSqrtPi = 1.1283791670955126;
   switch (op) {
     case UnaryOp::Neg:
       return -g;
@@ -81,13 +80,10 @@ Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor
       return where(gt(x, 0), g, g * p.a);
     case UnaryOp::Elu:
       return where(gt(x, 0), g, g * (y + p.a));
-    case UnaryOp::GeluErf:
-      return g * ((erf(x * 0.7071067811865476) + 1) * 0.5 + x * exp(x * x * -0.5) * kInvSqrt2Pi);
-    case UnaryOp::GeluTanh: {
-      const Tensor t = tanh((x + x * x * x * kGeluC) * kSqrt2OverPi);
-      return g *
-             ((t + 1) * 0.5 + x * (1 - t * t) * (x * x * (3 * kGeluC) + 1) * (0.5 * kSqrt2OverPi));
-    }
+    case UnaryOp::GeluErf:  // one pass, not eleven
+      return ops::gelu_backward(g, x, "none");
+    case UnaryOp::GeluTanh:
+      return ops::gelu_backward(g, x, "tanh");
     case UnaryOp::Silu: {
       const Tensor s = sigmoid(x);
       return g * s * (x * (1 - s) + 1);

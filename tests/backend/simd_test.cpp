@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "backend/cpu/simd/simd.h"
+#include "ops/op_util.h"
 #include "test_util.h"
 
 namespace {
@@ -147,6 +148,62 @@ TEST_P(SimdTarget, ErfIsWithinAnUlpOfF64) {
           << "gelu(" << xi << ")";
     } else {
       EXPECT_EQ(gelu[i], 0.0) << "gelu(" << xi << ")";
+    }
+  }
+}
+
+// gelu's gradient, g (Φ(x) + x φ(x)) and the tanh form's, by the gelu_backward rows' vector
+// kernels (f32 both, f64 the tanh form), contiguous and strided, against f64. The two terms
+// cancel near x = -0.75, so the error is held to the size of the terms, not of their sum, and
+// it grows as x² with the rounding of x / √2 (see ErfIsWithinAnUlpOfF64).
+TEST_P(SimdTarget, GeluGradientsAreCloseToF64) {
+  const std::vector<double> xs = unary_inputs();
+  std::vector<double> gs;
+  for (size_t i = 0; i < xs.size(); ++i) gs.push_back(uniform_at(int64_t(i), 21, -2.0, 2.0));
+  constexpr double k = 0.7978845608028654, c = 0.044715;
+  for (const ox::DType dt : {ox::kF32, ox::kF64}) {
+    for (const char* form : {"none", "tanh"}) {
+      const ox::Tensor x = ox::tensor(xs, ox::TensorOptions{dt});
+      const ox::Tensor g = ox::tensor(gs, ox::TensorOptions{dt});
+      const std::vector<double> got = ox::ops::gelu_backward(g, x, form).to_vector<double>();
+      // Every other element of tensors twice as wide: the strided path's buffers.
+      const auto spread = [](const ox::Tensor& t) {
+        return ox::stack({t, ox::zeros_like(t)}, 1).select(1, 0);
+      };
+      const std::vector<double> strided =
+          ox::ops::gelu_backward(spread(g), spread(x), form).to_vector<double>();
+      const double eps = dt == ox::kF32 ? 0x1p-24 : 0x1p-53;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const double xi = dt == ox::kF32 ? double(float(xs[i])) : xs[i];
+        const double gi = dt == ox::kF32 ? double(float(gs[i])) : gs[i];
+        if (dt == ox::kF32 && std::isfinite(xi) && std::fabs(xi) > 1e19)
+          continue;  // x² overflows f32: 0 · ∞ where f64 has a number
+        double want, scale;
+        if (std::string(form) == "none") {
+          const double cdf = 0.5 * std::erfc(-xi / std::sqrt(2.0));
+          const double pdf = std::exp(-0.5 * xi * xi) / std::sqrt(2 * M_PI);
+          want = gi * (cdf + xi * pdf);
+          scale = std::fabs(gi) * (cdf + std::fabs(xi * pdf));
+        } else {
+          const double t = std::tanh(k * (xi + c * xi * xi * xi));
+          const double du = k * (1 + 3 * c * xi * xi);
+          const double curve = 0.5 * xi * (1 - t * t) * du;
+          want = gi * (0.5 * (1 + t) + curve);
+          scale = std::fabs(gi) * (0.5 * (1 + std::fabs(t)) + std::fabs(curve));
+        }
+        const std::string what = std::string(form) + " " + std::string(ox::dtype_name(dt)) +
+                                 " at " + std::to_string(xi) + ", g " + std::to_string(gi);
+        EXPECT_EQ(std::isnan(got[i]), std::isnan(want)) << what;
+        if (std::isnan(want)) continue;
+        // Left of -4·√2 the f32 kernel flushes Φ(x) (erfc's tail, as gelu's forward and
+        // PyTorch's 1 + erf(x / √2)): it leaves x φ(x), off by |g| Φ(x) < |g| 7.6e-9.
+        const bool flushed = dt == ox::kF32 && std::string(form) == "none" && xi < -4 * M_SQRT2;
+        const double flush = flushed ? std::fabs(gi) * 0.5 * std::erfc(-xi / std::sqrt(2.0)) : 0;
+        const double tol =
+            (16 + 4 * xi * xi) * eps * scale + flush + (dt == ox::kF32 ? 1e-37 : 1e-300);
+        EXPECT_NEAR(got[i], want, tol) << what;
+        EXPECT_EQ(got[i], strided[i]) << what << " strided";
+      }
     }
   }
 }

@@ -299,6 +299,31 @@ TEST(ElementwiseOps, IntegerPow) {
 
 // ---- Exponentials and logs ---------------------------------------------------------------------
 
+// gelu's gradient: hand values at 0 and ±1 (Φ(1) = 0.8413447460685429, φ(1) =
+// 0.24197072451914337), and the tanh form against a central difference of its gelu.
+TEST(ElementwiseOps, GeluBackward) {
+  EXPECT_EQ(bin<GeluErfBackward>(1.0, 0.0), 0.5);
+  EXPECT_EQ(bin<GeluErfBackward>(-2.0, 0.0), -1.0);
+  EXPECT_NEAR(bin<GeluErfBackward>(1.0, 1.0), 0.8413447460685429 + 0.24197072451914337, 1e-15);
+  EXPECT_NEAR(bin<GeluErfBackward>(3.0, -1.0), 3 * (0.15865525393145707 - 0.24197072451914337),
+              1e-15);
+  EXPECT_NEAR(bin<GeluErfBackward>(1.0f, 1.0f), 1.0833154705876864f, 2e-7f);
+  EXPECT_EQ(bin<GeluErfBackward>(1.0, 40.0), 1.0);           // Φ = 1, φ = 0
+  EXPECT_EQ(bin<GeluErfBackward>(1.0, -40.0), 0.0);          // the tail's terms underflow
+  EXPECT_TRUE(std::isnan(bin<GeluErfBackward>(1.0, kInf)));  // ∞ · 0, as PyTorch
+  EXPECT_TRUE(std::isnan(bin<GeluErfBackward>(kNaN, 1.0)));
+  EXPECT_EQ(bin<GeluTanhBackward>(1.0, 0.0), 0.5);
+  const auto gelu_tanh = [](double x) {
+    return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  };
+  for (double x : {-3.0, -0.75, -0.1, 0.3, 1.0, 2.5}) {
+    const double h = 1e-5, slope = (gelu_tanh(x + h) - gelu_tanh(x - h)) / (2 * h);
+    EXPECT_NEAR(bin<GeluTanhBackward>(2.0, x), 2 * slope, 1e-9) << x;
+  }
+  EXPECT_EQ(bin<GeluTanhBackward>(1.0, 30.0), 1.0);
+  EXPECT_EQ(bin<GeluTanhBackward>(1.0, -30.0), 0.0);
+}
+
 TEST(ElementwiseOps, LogAddExp) {
   EXPECT_EQ(bin<LogAddExp>(kInf, kInf), kInf);
   EXPECT_EQ(bin<LogAddExp>(-kInf, -kInf), -kInf);  // not -inf - -inf = NaN

@@ -206,6 +206,28 @@ struct LogAddExp {  // log(exp(x) + exp(y)) without overflow
   }
 };
 
+// g * gelu'(x) = g (Φ(x) + x φ(x)), Φ as erfc(-x / √2) / 2, which keeps the left tail's digits
+// where 1 + erf(x / √2) would cancel. An infinite x gives NaN (∞ · 0), as PyTorch.
+template <class C>
+struct GeluErfBackward {
+  OX_HOST_DEVICE C operator()(C g, C x) const {
+    const C cdf = C(0.5) * std::erfc(x * C(-0.70710678118654752440));
+    const C pdf = C(0.39894228040143267794) * std::exp(C(-0.5) * (x * x));
+    return g * (cdf + x * pdf);
+  }
+};
+
+// g * d/dx [x (1 + tanh(u)) / 2], u = √(2/π) (x + 0.044715 x³).
+template <class C>
+struct GeluTanhBackward {
+  OX_HOST_DEVICE C operator()(C g, C x) const {
+    const C k = C(0.79788456080286535588), c = C(0.044715), x2 = x * x;
+    const C t = std::tanh(k * (x + c * (x * x2)));
+    const C du = k * (C(1) + C(3) * c * x2);
+    return g * (C(0.5) * (C(1) + t) + C(0.5) * x * ((C(1) - t * t) * du));
+  }
+};
+
 template <class C>
 struct Maximum {  // NaN propagates; bool: or
   OX_HOST_DEVICE C operator()(C x, C y) const {

@@ -114,17 +114,41 @@ Vec<D> erf(D d, Vec<D> x) {
   const Vec<D> y = hn::IfThenElse(hn::Lt(a, one), erf_small(d, x), tail);
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
-// x Φ(x) = x (1 + erf(x / √2)) / 2, where 1 + erf(z) is erfc(-z) for z <= -1, without the
-// cancellation that loses the left tail's digits.
+// 1 + erf(z), as erfc(-z) for z <= -1: without the cancellation that loses the left tail's
+// digits. (A NaN z gives a number or NaN: callers keep the NaN.)
+template <class D>
+Vec<D> one_plus_erf(D d, Vec<D> z) {
+  const Vec<D> one = hn::Set(d, 1.0f), tail = erfc_tail(d, hn::Abs(z));
+  Vec<D> y = hn::Add(one, erf_small(d, z));
+  y = hn::IfThenElse(hn::Ge(z, one), hn::Sub(hn::Set(d, 2.0f), tail), y);
+  return hn::IfThenElse(hn::Le(z, hn::Neg(one)), tail, y);
+}
+// x Φ(x) = x (1 + erf(x / √2)) / 2.
 template <class D>
 Vec<D> gelu_erf(D d, Vec<D> x) {
-  const Vec<D> z = hn::Mul(x, hn::Set(d, 0.70710678118654752f)), one = hn::Set(d, 1.0f);
-  const Vec<D> a = hn::Abs(z), tail = erfc_tail(d, a);
-  Vec<D> one_plus_erf = hn::Add(one, erf_small(d, z));
-  one_plus_erf = hn::IfThenElse(hn::Ge(z, one), hn::Sub(hn::Set(d, 2.0f), tail), one_plus_erf);
-  one_plus_erf = hn::IfThenElse(hn::Le(z, hn::Neg(one)), tail, one_plus_erf);
-  const Vec<D> y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), one_plus_erf);
+  const Vec<D> z = hn::Mul(x, hn::Set(d, 0.70710678118654752f));
+  const Vec<D> y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), one_plus_erf(d, z));
   return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+// gelu's slope Φ(x) + x φ(x) (GeluErfBackward's, without g).
+template <class D>
+Vec<D> gelu_erf_slope(D d, Vec<D> x) {
+  const Vec<D> z = hn::Mul(x, hn::Set(d, 0.70710678118654752f));
+  const Vec<D> cdf = hn::Mul(hn::Set(d, 0.5f), one_plus_erf(d, z));
+  const Vec<D> pdf = hn::Mul(hn::Set(d, 0.39894228040143267794f),
+                             exp(d, hn::Mul(hn::Set(d, -0.5f), hn::Mul(x, x))));
+  return hn::IfThenElse(hn::IsNaN(x), x, hn::MulAdd(x, pdf, cdf));
+}
+// The tanh form's slope (GeluTanhBackward's, without g), in its functor's order.
+template <class D>
+Vec<D> gelu_tanh_slope(D d, Vec<D> x) {
+  using T = hn::TFromD<D>;
+  const Vec<D> k = hn::Set(d, T(0.79788456080286535588)), c = hn::Set(d, T(0.044715));
+  const Vec<D> one = hn::Set(d, T(1)), half = hn::Set(d, T(0.5)), x2 = hn::Mul(x, x);
+  const Vec<D> t = hn::Tanh(d, hn::Mul(k, hn::Add(x, hn::Mul(c, hn::Mul(x, x2)))));
+  const Vec<D> du = hn::Mul(k, hn::MulAdd(hn::Set(d, T(3 * 0.044715)), x2, one));
+  return hn::MulAdd(hn::Mul(half, x), hn::Mul(hn::NegMulAdd(t, t, one), du),
+                    hn::Mul(half, hn::Add(one, t)));
 }
 
 // The op's vector function, as a functor over (d, v).
@@ -217,6 +241,44 @@ void Unary(UnaryOp op, const T* x, T* y, int64_t n) {
 void UnaryF32(UnaryOp op, const float* x, float* y, int64_t n) { Unary(op, x, y, n); }
 void UnaryF64(UnaryOp op, const double* x, double* y, int64_t n) { Unary(op, x, y, n); }
 
+// y[i] = a[i] * slope(b[i]) over n elements (the gelu_backward rows: a = g, b = x); the tail
+// through the same vector code on padded copies.
+template <class T, class Slope>
+void map_scaled(const T* a, const T* b, T* y, int64_t n, Slope slope) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    hn::StoreU(hn::Mul(hn::LoadU(d, a + i), slope(d, hn::LoadU(d, b + i))), d, y + i);
+  if (i < n) {
+    HWY_ALIGN T pa[hn::MaxLanes(d)] = {}, pb[hn::MaxLanes(d)] = {};
+    for (int64_t j = 0; j < n - i; ++j) pa[j] = a[i + j], pb[j] = b[i + j];
+    hn::Store(hn::Mul(hn::Load(d, pa), slope(d, hn::Load(d, pb))), d, pa);
+    for (int64_t j = 0; j < n - i; ++j) y[i + j] = pa[j];
+  }
+}
+
+template <class T>
+void Binary(BinaryOp op, const T* a, const T* b, T* y, int64_t n) {
+  switch (op) {
+    case BinaryOp::GeluErfBackward:
+      if constexpr (sizeof(T) == 4)
+        return map_scaled(a, b, y, n, [](auto d, auto v) { return gelu_erf_slope(d, v); });
+      break;
+    case BinaryOp::GeluTanhBackward:
+      return map_scaled(a, b, y, n, [](auto d, auto v) { return gelu_tanh_slope(d, v); });
+    default:
+      break;
+  }
+  OX_ASSERT(false, "no vector kernel for binary op ", int(op));
+}
+void BinaryF32(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
+  Binary(op, a, b, y, n);
+}
+void BinaryF64(BinaryOp op, const double* a, const double* b, double* y, int64_t n) {
+  Binary(op, a, b, y, n);
+}
+
 // Softmax of a row in three passes: max (NaN-aware), sum of exp(x - max), then scale (or
 // subtract the log of the sum). The passes' vector accumulators are summed in lane order.
 template <class T>
@@ -284,6 +346,8 @@ namespace ox::cpu::simd {
 
 HWY_EXPORT(UnaryF32);
 HWY_EXPORT(UnaryF64);
+HWY_EXPORT(BinaryF32);
+HWY_EXPORT(BinaryF64);
 HWY_EXPORT(SoftmaxRowF32);
 HWY_EXPORT(SoftmaxRowF64);
 
@@ -292,6 +356,12 @@ void unary(UnaryOp op, const float* x, float* y, int64_t n) {
 }
 void unary(UnaryOp op, const double* x, double* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(UnaryF64)(op, x, y, n);
+}
+void binary(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryF32)(op, a, b, y, n);
+}
+void binary(BinaryOp op, const double* a, const double* b, double* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryF64)(op, a, b, y, n);
 }
 void softmax_row(const float* x, float* y, int64_t n, bool log) {
   HWY_DYNAMIC_DISPATCH(SoftmaxRowF32)(x, y, n, log);

@@ -45,6 +45,23 @@ constexpr bool has_unary(UnaryOp op, DType dt) {
 void unary(UnaryOp op, const float* x, float* y, int64_t n);
 void unary(UnaryOp op, const double* x, double* y, int64_t n);
 
+// Whether the CPU computes binary op `op` on floating dtype `dt` with its vector kernel
+// (math.cpp's Binary), for every layout: gelu's gradients, whose scalar erf/tanh would cost
+// several times the pass. The erf form in f32 only (f64 keeps libm's erfc), as has_unary.
+constexpr bool has_binary(BinaryOp op, DType dt) {
+  switch (op) {
+    case BinaryOp::GeluTanhBackward:
+      return is_floating(dt);
+    case BinaryOp::GeluErfBackward:
+      return is_floating(dt) && dt != kF64;
+    default:
+      return false;
+  }
+}
+// y[i] = op(a[i], b[i]) for the ops has_binary accepts; y may equal a or b.
+void binary(BinaryOp op, const float* a, const float* b, float* y, int64_t n);
+void binary(BinaryOp op, const double* a, const double* b, double* y, int64_t n);
+
 // softmax (log_softmax when log) of one contiguous row; x may equal y. NaN anywhere in the row
 // makes the row NaN; an all -inf row gives NaN (as PyTorch).
 void softmax_row(const float* x, float* y, int64_t n, bool log);
