@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/grad_check.h"
+#include "ops/op_util.h"
 #include "test_util.h"
 
 namespace {
@@ -51,6 +52,22 @@ struct UnaryCase {
   double lo, hi, gap;
   bool twice;
 };
+
+// gelu's gradient as an op of its own (the rows gelu's vjp calls): first and second order in
+// both operands, g and x in each layout.
+TEST(AutogradRules, GeluBackward) {
+  const Tensor g = values({3, 4}, -2, 2, 0, 11).requires_grad_();
+  for (const char* form : {"none", "tanh"}) {
+    for (const auto& [layout, x] : layouts(3, 4, -3, 3, 0, 12)) {
+      expect_gradcheck(
+          std::string("gelu_backward ") + form + " " + layout,
+          [form](const std::vector<Tensor>& in) {
+            return ox::ops::gelu_backward(in[0], in[1], form);
+          },
+          {g, x}, true);
+    }
+  }
+}
 
 TEST(AutogradRules, Unary) {
   const std::vector<UnaryCase> cases = {
