@@ -95,7 +95,8 @@ constexpr bool class_takes(DTypeClass c, DType dt) {
   X(BitwiseNot, "bitwise_not", IntegralOrBool, BitwiseNot)
 
 // Add and Sub take alpha: a op alpha * b (binary_takes_alpha). The gelu_backward rows are
-// gelu's gradient g * gelu'(x) in one pass (a = g, b = x), as PyTorch's gelu_backward.
+// gelu's gradient g * gelu'(x) in one pass (a = g, b = x), as PyTorch's gelu_backward;
+// relu_backward is relu's, g where the result y > 0 and 0 elsewhere (a = g, b = y).
 #define OX_BINARY_OPS(X)                                     \
   X(Add,        "add",          NumericOrBool,  Add)         \
   X(Sub,        "sub",          Numeric,        Sub)         \
@@ -113,6 +114,7 @@ constexpr bool class_takes(DTypeClass c, DType dt) {
   X(LogAddExp,  "logaddexp",    Floating,       LogAddExp)   \
   X(GeluErfBackward,  "gelu_backward", Floating,  GeluErfBackward)  \
   X(GeluTanhBackward, "gelu_backward", Floating,  GeluTanhBackward) \
+  X(ReluBackward,     "relu_backward", Numeric,   ReluBackward)     \
   X(BitwiseAnd, "bitwise_and",  IntegralOrBool, BitwiseAnd)  \
   X(BitwiseOr,  "bitwise_or",   IntegralOrBool, BitwiseOr)   \
   X(BitwiseXor, "bitwise_xor",  IntegralOrBool, BitwiseXor)  \

@@ -100,6 +100,8 @@ std::vector<Tensor> binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, co
       return {div(mul(g, a), out), div(mul(g, b), out)};
     case BinaryOp::LogAddExp:
       return {mul(g, exp(sub(a, out))), mul(g, exp(sub(b, out)))};
+    case BinaryOp::ReluBackward:  // linear in g, piecewise constant in y
+      return {ops::relu_backward(g, b), zeros_like(g)};
     case BinaryOp::GeluErfBackward: {  // a = gelu's g, b = x; gelu''(x) = φ(x) (2 - x²)
       const Tensor x2 = mul(b, b);
       const Tensor pdf = mul(exp(mul(x2, -0.5)), 0.3989422804014327);
@@ -289,6 +291,10 @@ Tensor ops::gelu_backward(const Tensor& g, const Tensor& x, std::string_view app
            "approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
   return binary_op(g, x,
                    approximate == "tanh" ? BinaryOp::GeluTanhBackward : BinaryOp::GeluErfBackward);
+}
+
+Tensor ops::relu_backward(const Tensor& g, const Tensor& y) {
+  return binary_op(g, y, BinaryOp::ReluBackward);
 }
 
 Tensor hypot(const TensorOrScalar& a, const TensorOrScalar& b) {

@@ -59,4 +59,7 @@ Tensor picked_grad(const Tensor& g, const Tensor& index, const Shape& shape, int
 // PyTorch's gelu_backward; differentiable again (binary.cpp).
 Tensor gelu_backward(const Tensor& g, const Tensor& x, std::string_view approximate);
 
+// relu's gradient in one op from its result y: g where y > 0, else 0 (binary.cpp).
+Tensor relu_backward(const Tensor& g, const Tensor& y);
+
 }  // namespace ox::ops

@@ -74,8 +74,8 @@ Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor
       return g * y * (1 - y);
     case UnaryOp::LogSigmoid:
       return g * sigmoid(-x);
-    case UnaryOp::Relu:
-      return where(gt(y, 0), g, 0);
+    case UnaryOp::Relu:  // one pass, no bool tensor
+      return ops::relu_backward(g, y);
     case UnaryOp::LeakyRelu:
       return where(gt(x, 0), g, g * p.a);
     case UnaryOp::Elu:

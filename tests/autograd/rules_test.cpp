@@ -69,6 +69,17 @@ TEST(AutogradRules, GeluBackward) {
   }
 }
 
+// relu's gradient as an op of its own: first and second order in both operands (y away from 0).
+TEST(AutogradRules, ReluBackward) {
+  const Tensor g = values({3, 4}, -2, 2, 0, 13).requires_grad_();
+  for (const auto& [layout, y] : layouts(3, 4, -2, 2, 0.1, 14)) {
+    expect_gradcheck(
+        "relu_backward " + layout,
+        [](const std::vector<Tensor>& in) { return ox::ops::relu_backward(in[0], in[1]); }, {g, y},
+        true);
+  }
+}
+
 TEST(AutogradRules, Unary) {
   const std::vector<UnaryCase> cases = {
       {"neg", [](const Tensor& x) { return -x; }, -2, 2, 0, true},

@@ -324,6 +324,17 @@ TEST(ElementwiseOps, GeluBackward) {
   EXPECT_EQ(bin<GeluTanhBackward>(1.0, -30.0), 0.0);
 }
 
+TEST(ElementwiseOps, ReluBackward) {
+  EXPECT_EQ(bin<ReluBackward>(3.0, 2.0), 3.0);
+  EXPECT_EQ(bin<ReluBackward>(3.0, 0.0), 0.0);  // at 0 the gradient is 0, as PyTorch
+  EXPECT_EQ(bin<ReluBackward>(3.0, -0.0), 0.0);
+  EXPECT_EQ(bin<ReluBackward>(-2.5f, 1e-30f), -2.5f);
+  EXPECT_TRUE(std::isnan(bin<ReluBackward>(kNaN, 1.0)));  // g passes where y > 0
+  EXPECT_EQ(bin<ReluBackward>(1.0, kNaN), 0.0);
+  EXPECT_EQ(bin<ReluBackward>(int64_t(7), int64_t(-1)), 0);
+  EXPECT_EQ(bin<ReluBackward>(int32_t(7), int32_t(5)), 7);
+}
+
 TEST(ElementwiseOps, LogAddExp) {
   EXPECT_EQ(bin<LogAddExp>(kInf, kInf), kInf);
   EXPECT_EQ(bin<LogAddExp>(-kInf, -kInf), -kInf);  // not -inf - -inf = NaN

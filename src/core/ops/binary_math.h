@@ -228,6 +228,14 @@ struct GeluTanhBackward {
   }
 };
 
+// relu's gradient from its result y: g where y > 0, else 0 (a NaN y gives 0, as
+// where(y > 0, g, 0) did). Both operands are read, so contiguous runs vectorize to a compare
+// and a select, with no bool tensor in between.
+template <class C>
+struct ReluBackward {
+  OX_HOST_DEVICE C operator()(C g, C y) const { return y > C(0) ? g : C(0); }
+};
+
 template <class C>
 struct Maximum {  // NaN propagates; bool: or
   OX_HOST_DEVICE C operator()(C x, C y) const {
