@@ -1,6 +1,6 @@
 // `make bench`: the rows of shared/WORKLOADS.md, oxmera beside LibTorch on all cores, with the
 // machine's FMA peak and triad bandwidth as ceilings. Each figure is taken in a process of its
-// own (this program again, with --side), oxmera's and LibTorch's alternating; a training row
+// own (this program again, with --side), oxmera's and LibTorch's alternating; every row
 // alternates --repeats times (default 3) and keeps the median. Prints the table last and writes
 // bench/results/latest.json, every sample included.
 //
@@ -140,11 +140,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// The training rows: whole steps or epochs, the rows that swing most from run to run.
-bool trains(std::string_view id) {
-  return id.find("_step") != std::string_view::npos || id.find("_epoch") != std::string_view::npos;
-}
-
 // What a --side process prints last: its figure and test accuracy, "nan" for none.
 constexpr const char* kSampleTag = "oxbench-sample";
 
@@ -231,12 +226,11 @@ void write_json(const std::filesystem::path& path, const std::string& cpu, int t
   if (!anchor_version.empty()) doc["anchor_libtorch"] = anchor_version;
   doc["rows"] = nlohmann::ordered_json::array();
   for (const Result& r : results) {
-    doc["rows"].push_back(
-        {{"id", r.spec->id},
-         {"unit", r.spec->unit},
-         {"oxmera", json_number(r.oxmera)},
-         {"libtorch", json_number(r.libtorch)},
-         {"ratio", json_ratio(r.ratio())}});
+    doc["rows"].push_back({{"id", r.spec->id},
+                           {"unit", r.spec->unit},
+                           {"oxmera", json_number(r.oxmera)},
+                           {"libtorch", json_number(r.libtorch)},
+                           {"ratio", json_ratio(r.ratio())}});
     auto samples = [](const std::vector<double>& v) {
       nlohmann::ordered_json a = nlohmann::ordered_json::array();
       for (double x : v) a.push_back(json_number(x));
@@ -341,13 +335,14 @@ int main(int argc, char** argv) {
     Result r{.spec = &spec, .unavailable = row_unavailable(spec.id)};
     // Alternating per row (oxmera first, then last, ...), so drift and load from other
     // processes hit the frameworks alike.
-    const int alternations = trains(spec.id) ? repeats : 1;
-    for (int k = 0; r.unavailable.empty() && k < alternations; ++k) {
+    // Every row takes `repeats` turns: one process's figure of a millisecond-scale op swings
+    // by up to 1.5x on this kind of VM (solve read 2.2 then 4.0 ms in consecutive processes).
+    for (int k = 0; r.unavailable.empty() && k < repeats; ++k) {
       std::vector<Contender> order = contenders;
       if (k % 2) std::reverse(order.begin(), order.end());
       for (const Contender c : order) {
-        const Sample s = run_side(c == kAnchor ? anchor : self, c == kOxmera ? "oxmera" : "libtorch",
-                                  spec.id, threads);
+        const Sample s = run_side(c == kAnchor ? anchor : self,
+                                  c == kOxmera ? "oxmera" : "libtorch", spec.id, threads);
         auto& samples = c == kOxmera     ? r.oxmera_samples
                         : c == kLibtorch ? r.libtorch_samples
                                          : r.anchor_samples;

@@ -318,22 +318,23 @@ TEST_P(SimdTarget, SumsAreBitwiseTheSameAsOnThePortableTarget) {
 TEST_P(SimdTarget, SoftmaxRowsMatchF64) {
   for (int64_t n : {int64_t(1), int64_t(3), int64_t(8), int64_t(17), int64_t(64), int64_t(1000)}) {
     for (bool log : {false, true}) {
-      std::vector<double> v(size_t(4 * n));
-      for (int64_t i = 0; i < 4 * n; ++i) v[size_t(i)] = uniform_at(i, 13, -30.0, 30.0);
+      std::vector<double> v(size_t(5 * n));
+      for (int64_t i = 0; i < 5 * n; ++i) v[size_t(i)] = uniform_at(i, 13, -30.0, 30.0);
       v[size_t(n)] = kNan;                                           // row 1 has a NaN
       for (int64_t i = 0; i < n; ++i) v[size_t(2 * n + i)] = -kInf;  // row 2 is all -inf
       v[size_t(3 * n)] = 1e4;                                        // row 3 has a huge entry
-      const ox::Tensor x = ox::tensor(v, ox::TensorOptions{ox::kF32}).reshape({4, n});
+      v[size_t(5 * n - 1)] = kInf;  // row 4 has +inf: inf - inf is NaN, and so is the sum
+      const ox::Tensor x = ox::tensor(v, ox::TensorOptions{ox::kF32}).reshape({5, n});
       const std::vector<double> got =
           (log ? ox::log_softmax(x, 1) : ox::softmax(x, 1)).to_vector<double>();
-      for (int64_t r = 0; r < 4; ++r) {
+      for (int64_t r = 0; r < 5; ++r) {
         double max = -kInf, sum = 0;
         for (int64_t i = 0; i < n; ++i) max = std::max(max, double(float(v[size_t(r * n + i)])));
         for (int64_t i = 0; i < n; ++i) sum += std::exp(double(float(v[size_t(r * n + i)])) - max);
         for (int64_t i = 0; i < n; ++i) {
           const double xi = double(float(v[size_t(r * n + i)]));
           double want = log ? (xi - max) - std::log(sum) : std::exp(xi - max) / sum;
-          if (r == 1 || r == 2) want = kNan;
+          if (r == 1 || r == 2 || r == 4) want = kNan;
           expect_close(got[size_t(r * n + i)], want, 1.3e-6, log ? 1e-5 : 1e-5,
                        (log ? "log_softmax" : "softmax") + std::string(" row ") +
                            std::to_string(r) + " n=" + std::to_string(n));

@@ -279,10 +279,13 @@ void BinaryF64(BinaryOp op, const double* a, const double* b, double* y, int64_t
   Binary(op, a, b, y, n);
 }
 
-// Softmax of a row in three passes: max (NaN-aware), sum of exp(x - max), then scale (or
-// subtract the log of the sum). The passes' vector accumulators are summed in lane order.
-template <class T>
-void SoftmaxRow(const T* x, T* y, int64_t n, bool log) {
+// Softmax of a row in three passes: max (NaN-aware), the sum of exp(x - max), then exp scaled
+// (or x - max less the log of the sum). A row whose max is not finite (a NaN, an inf, or all
+// -inf) is NaN throughout, as PyTorch's is; past that check x - max is finite and <= 0 or -inf,
+// where Highway's Exp is exact to its ulps without exp()'s edge fixes. Two accumulators, summed
+// at the end, keep the adds off the exp's critical path.
+template <bool kLog, class T>
+void SoftmaxRowOf(const T* x, T* y, int64_t n) {
   using D = hn::ScalableTag<T>;
   const D d;
   const int64_t lanes = int64_t(hn::Lanes(d));
@@ -301,38 +304,44 @@ void SoftmaxRow(const T* x, T* y, int64_t n, bool log) {
     nan_row |= x[i] != x[i];
     max = x[i] > max ? x[i] : max;
   }
-  if (nan_row) max = std::numeric_limits<T>::quiet_NaN();
-  // With max = -inf (an all -inf row) x - max is NaN, and so is the row, as PyTorch gives.
-  const auto shifted = [&](auto dd, auto v) { return hn::Sub(v, hn::Set(dd, max)); };
-  // One pass writes y and sums the exponentials (the adds hide behind the exp's latency).
-  Vec<D> sum_v = hn::Zero(d);
-  for (i = 0; i + lanes <= n; i += lanes) {
-    const Vec<D> v = shifted(d, hn::LoadU(d, x + i));
-    const Vec<D> e = exp(d, v);
-    hn::StoreU(log ? v : e, d, y + i);
-    sum_v = hn::Add(sum_v, e);
+  if (nan_row || !std::isfinite(max)) {
+    std::fill(y, y + n, std::numeric_limits<T>::quiet_NaN());
+    return;
   }
-  map(x + i, y + i, n - i,
-      [&](auto dd, auto v) { return log ? shifted(dd, v) : exp(dd, shifted(dd, v)); });
-  T sum = hn::GetLane(hn::SumOfLanes(d, sum_v));
-  // The tail was written by map: y holds x - max (log) or exp(x - max).
-  for (; i < n; ++i) {
-    if (log) {
-      HWY_ALIGN T buf[hn::MaxLanes(d)] = {};
-      buf[0] = y[i];
-      sum += hn::GetLane(exp(d, hn::Load(d, buf)));
-    } else {
-      sum += y[i];
-    }
+  const Vec<D> max_s = hn::Set(d, max);
+  // exp(x - max) of one vector, added to the sum; stored unless log_softmax, which needs the sum
+  // only.
+  auto exp_step = [&](const T* from, T* to, Vec<D>& sum) {
+    const Vec<D> e = hn::Exp(d, hn::Sub(hn::LoadU(d, from), max_s));
+    if constexpr (!kLog) hn::StoreU(e, d, to);
+    sum = hn::Add(sum, e);
+  };
+  Vec<D> sum0 = hn::Zero(d), sum1 = hn::Zero(d);
+  for (i = 0; i + 2 * lanes <= n; i += 2 * lanes) {
+    exp_step(x + i, y + i, sum0);
+    exp_step(x + i + lanes, y + i + lanes, sum1);
   }
-  if (log) {
+  for (; i + lanes <= n; i += lanes) exp_step(x + i, y + i, sum0);
+  if (i < n) {  // the tail on a copy padded with -inf, whose exponentials add nothing
+    HWY_ALIGN T buf[hn::MaxLanes(d)];
+    std::fill(buf, buf + lanes, neg_inf);
+    std::copy(x + i, x + n, buf);
+    exp_step(buf, buf, sum1);
+    if constexpr (!kLog) std::copy(buf, buf + (n - i), y + i);
+  }
+  const T sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1)));
+  if constexpr (kLog) {
     // (x - max) - log(sum), not x - (max + log(sum)): a huge max would absorb the log.
-    const T log_sum = std::log(sum);
-    map(y, y, n, [&](auto dd, auto v) { return hn::Sub(v, hn::Set(dd, log_sum)); });
+    const Vec<D> log_sum = hn::Set(d, std::log(sum));
+    map(x, y, n, [&](auto, auto v) { return hn::Sub(hn::Sub(v, max_s), log_sum); });
   } else {
-    const T inv = T(1) / sum;
-    map(y, y, n, [&](auto dd, auto v) { return hn::Mul(v, hn::Set(dd, inv)); });
+    const Vec<D> inv = hn::Set(d, T(1) / sum);
+    map(y, y, n, [&](auto, auto v) { return hn::Mul(v, inv); });
   }
+}
+template <class T>
+void SoftmaxRow(const T* x, T* y, int64_t n, bool log) {
+  log ? SoftmaxRowOf<true>(x, y, n) : SoftmaxRowOf<false>(x, y, n);
 }
 void SoftmaxRowF32(const float* x, float* y, int64_t n, bool log) { SoftmaxRow(x, y, n, log); }
 void SoftmaxRowF64(const double* x, double* y, int64_t n, bool log) { SoftmaxRow(x, y, n, log); }

@@ -62,8 +62,8 @@ constexpr bool has_binary(BinaryOp op, DType dt) {
 void binary(BinaryOp op, const float* a, const float* b, float* y, int64_t n);
 void binary(BinaryOp op, const double* a, const double* b, double* y, int64_t n);
 
-// softmax (log_softmax when log) of one contiguous row; x may equal y. NaN anywhere in the row
-// makes the row NaN; an all -inf row gives NaN (as PyTorch).
+// softmax (log_softmax when log) of one contiguous row; x may equal y. A NaN or +inf anywhere in
+// the row makes the row NaN, and so does an all -inf row (as PyTorch).
 void softmax_row(const float* x, float* y, int64_t n, bool log);
 void softmax_row(const double* x, double* y, int64_t n, bool log);
 
