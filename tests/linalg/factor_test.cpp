@@ -239,37 +239,56 @@ TEST(LinalgQr, OrthonormalTimesUpperInEveryMode) {
         }
 }
 
+// eigh of a symmetric matrix of known spectrum, scaled by `scale`: ascending eigenvalues within
+// Weyl's bound, orthonormal vectors, A = Q diag(w) Qᵀ.
+void check_eigh(ox::DType dt, const ShapeV& batch, int64_t n, const char* uplo, uint64_t seed,
+                double scale = 1) {
+  SCOPED_TRACE(ctx(dt, batch, n, n) + " UPLO " + uplo + " scale " + std::to_string(scale));
+  const Spectral s = spectral(batch, n, n, dt, seed, kCond, Kind::Symmetric);
+  const Tensor a = scale == 1 ? s.a : s.a * scale;
+  const la::EighResult r = la::eigh(a, uplo);
+  const Tensor values_only = la::eigvalsh(a, uplo);
+  ASSERT_EQ(r.eigenvalues.shape().vec(), with(batch, {n}));
+  ASSERT_EQ(r.eigenvectors.shape().vec(), with(batch, {n, n}));
+  ASSERT_EQ(values_only.shape().vec(), with(batch, {n}));
+  const std::vector<Mat> as = mats(a), ws = rows_of(r.eigenvalues), qs = mats(r.eigenvectors),
+                         vs = rows_of(values_only);
+  for (size_t b = 0; b < as.size(); ++b) {
+    SCOPED_TRACE("matrix " + std::to_string(b));
+    Mat want(1, n);
+    Vec sorted = s.d[b];
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t i = 0; i < n; ++i) want(0, i) = sorted[size_t(i)] * scale;
+    // Weyl: rounding A moves each eigenvalue by at most ||ΔA||₂.
+    const double tol = backward_tol(dt, n, max_abs(want));
+    for (int64_t i = 0; i + 1 < n; ++i) EXPECT_LE(ws[b](0, i), ws[b](0, i + 1));
+    EXPECT_LE(max_diff(ws[b], want), tol);
+    EXPECT_LE(max_diff(vs[b], want), tol) << "eigvalsh";
+    expect_orthonormal_columns(qs[b], dt, "QᵀQ");
+    const Mat recon = mul(times_diag(qs[b], ws[b], n), transpose(qs[b]));
+    EXPECT_LE(max_diff(recon, as[b]), backward_tol(dt, n, norm1(as[b])));
+  }
+}
+
 TEST(LinalgEigh, AscendingEigenvaluesAndOrthonormalVectors) {
   uint64_t seed = 400;
   for (ox::DType dt : kDTypes)
     for (int64_t n : kSizes)
       for (const ShapeV& batch : kBatches)
-        for (const char* uplo : {"L", "U"}) {
-          SCOPED_TRACE(ctx(dt, batch, n, n) + " UPLO " + uplo);
-          const Spectral s = spectral(batch, n, n, dt, ++seed, kCond, Kind::Symmetric);
-          const la::EighResult r = la::eigh(s.a, uplo);
-          const Tensor values_only = la::eigvalsh(s.a, uplo);
-          ASSERT_EQ(r.eigenvalues.shape().vec(), with(batch, {n}));
-          ASSERT_EQ(r.eigenvectors.shape().vec(), with(batch, {n, n}));
-          ASSERT_EQ(values_only.shape().vec(), with(batch, {n}));
-          const std::vector<Mat> as = mats(s.a), ws = rows_of(r.eigenvalues),
-                                 qs = mats(r.eigenvectors), vs = rows_of(values_only);
-          for (size_t b = 0; b < as.size(); ++b) {
-            SCOPED_TRACE("matrix " + std::to_string(b));
-            Mat want(1, n);
-            Vec sorted = s.d[b];
-            std::sort(sorted.begin(), sorted.end());
-            std::copy(sorted.begin(), sorted.end(), want.v.begin());
-            // Weyl: rounding A moves each eigenvalue by at most ||ΔA||₂.
-            const double tol = backward_tol(dt, n, max_abs(want));
-            for (int64_t i = 0; i + 1 < n; ++i) EXPECT_LE(ws[b](0, i), ws[b](0, i + 1));
-            EXPECT_LE(max_diff(ws[b], want), tol);
-            EXPECT_LE(max_diff(vs[b], want), tol) << "eigvalsh";
-            expect_orthonormal_columns(qs[b], dt, "QᵀQ");
-            const Mat recon = mul(times_diag(qs[b], ws[b], n), transpose(qs[b]));
-            EXPECT_LE(max_diff(recon, as[b]), backward_tol(dt, n, norm1(as[b])));
-          }
-        }
+        for (const char* uplo : {"L", "U"}) check_eigh(dt, batch, n, uplo, ++seed);
+}
+
+// From order 128 the kernel runs syevd's steps itself, the back transformation by chunks of 64
+// columns (160 = 64 + 64 + 32), and scales a matrix outside syevd's safe range as syevd does.
+TEST(LinalgEigh, LargeOrdersTakeTheSplitBackTransformation) {
+  uint64_t seed = 480;
+  for (ox::DType dt : kDTypes)
+    for (const ShapeV& batch : {ShapeV{}, ShapeV{2}})
+      for (const char* uplo : {"L", "U"}) check_eigh(dt, batch, 160, uplo, ++seed);
+  check_eigh(ox::kF64, {}, 130, "L", 490, 1e-200);  // below rmin = sqrt(safmin / eps) ~ 1e-146
+  check_eigh(ox::kF64, {}, 130, "U", 491, 1e200);   // above rmax ~ 7e145
+  check_eigh(ox::kF32, {}, 130, "L", 492, 1e-20);   // f32: rmin ~ 4e-16
+  check_eigh(ox::kF32, {}, 130, "U", 493, 1e18);    // rmax ~ 2e15
 }
 
 TEST(LinalgEigh, ReadsOnlyTheNamedTriangle) {
@@ -617,10 +636,12 @@ TEST(LinalgFactorLayouts, NonContiguousInputsMatchContiguous) {
 TEST(LinalgFactorThreads, BitwiseTheSameAtOneAndTwoThreads) {
   const Tensor a = spectral({16}, 40, 40, ox::kF64, 700, kCond, Kind::Spd).a;
   const Tensor af = a.to(ox::kF32);
+  const Tensor big = spectral({3}, 150, 150, ox::kF64, 701, kCond, Kind::Symmetric).a;
   std::vector<Tensor> one, two;
   for (auto* out : {&one, &two}) {
     const ThreadCount threads(out == &one ? 1 : 2);
-    *out = {la::cholesky(a), la::cholesky(af), la::eigh(a).eigenvectors, la::svd(af).U};
+    *out = {la::cholesky(a), la::cholesky(af), la::eigh(a).eigenvectors, la::svd(af).U,
+            la::eigh(big).eigenvectors, la::eigh(big.to(ox::kF32)).eigenvalues};
   }
   for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bits(one[i], two[i])) << "output " << i;
 }
