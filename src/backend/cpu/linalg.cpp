@@ -323,6 +323,8 @@ constexpr int64_t kLuBlock = 64;
 
 // getrf by right-looking blocks: factor a panel of kLuBlock columns with getrf, apply its
 // interchanges across, solve U12 = L11⁻¹ A12, update A22 -= A21 U12. Returns getrf's info.
+// Only the panel is serial: the interchanges and the solve go over column chunks on all threads
+// (a row swap is exact, and a chunk's solve reads that chunk alone).
 template <class T>
 int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
   const int64_t k = std::min(m, n);
@@ -331,29 +333,30 @@ int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
   int info = 0;
   for (int64_t j = 0; j < k; j += kLuBlock) {
     const int64_t jb = std::min(kLuBlock, k - j);
-    int panel_info = 0;
     {
       SerialBlas serial;
+      int panel_info = 0;
       getrf(to_int(m - j), to_int(jb), at(j, j), to_int(lda), ipiv + j, &panel_info);
       if (panel_info > 0 && info == 0) info = panel_info + static_cast<int>(j);
-      for (int64_t i = j; i < j + jb; ++i) ipiv[i] += static_cast<int32_t>(j);
-      const int k1 = static_cast<int>(j) + 1, k2 = static_cast<int>(j + jb);
-      if (j > 0) laswp(to_int(j), a, to_int(lda), k1, k2, ipiv);
-      if (j + jb < n) laswp(to_int(n - j - jb), at(0, j + jb), to_int(lda), k1, k2, ipiv);
     }
-    const int64_t rest = n - j - jb;
-    if (rest <= 0) continue;
-    const int64_t chunks = (rest + kLuBlock - 1) / kLuBlock;
-    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = j; i < j + jb; ++i) ipiv[i] += static_cast<int32_t>(j);
+    const int k1 = static_cast<int>(j) + 1, k2 = static_cast<int>(j + jb);
+    // Column chunks: those left of the panel (swaps only), then those right of it.
+    const int64_t left = (j + kLuBlock - 1) / kLuBlock, rest = n - j - jb;
+    const int64_t right = (std::max<int64_t>(rest, 0) + kLuBlock - 1) / kLuBlock;
+    parallel_for(0, left + right, 1, [&](int64_t b, int64_t e) {
       SerialBlas serial;
       for (int64_t c = b; c < e; ++c) {
-        const int64_t col = j + jb + c * kLuBlock;
-        unit_lower_solve(to_int(jb), to_int(std::min(kLuBlock, n - col)), at(j, j), to_int(lda),
-                         at(j, col), to_int(lda));
+        const int64_t col = c < left ? c * kLuBlock : j + jb + (c - left) * kLuBlock;
+        const int64_t width = std::min(kLuBlock, (c < left ? j : n) - col);
+        laswp(to_int(width), at(0, col), to_int(lda), k1, k2, ipiv);
+        if (c >= left)
+          unit_lower_solve(to_int(jb), to_int(width), at(j, j), to_int(lda), at(j, col),
+                           to_int(lda));
       }
     });
     const int64_t below = m - j - jb;
-    if (below <= 0) continue;
+    if (rest <= 0 || below <= 0) continue;
     const Device cpu_device = Device::cpu();
     const StridedArray a22{at(j + jb, j + jb), {below, rest}, {1, lda}, dtype, cpu_device};
     const StridedArray a21{at(j + jb, j), {below, jb}, {1, lda}, dtype, cpu_device};
