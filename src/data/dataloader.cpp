@@ -47,9 +47,7 @@ struct DataLoader::Epoch {
   Example batch;
 
   Example make(int64_t b) const {
-    std::vector<Example> examples;
-    for (int64_t i : batches[size_t(b)]) examples.push_back(dataset->get(i));
-    Example batch = collate(examples);
+    Example batch = dataset->get_batch(batches[size_t(b)]);
     if (pin_memory) {  // in the worker, as PyTorch's pinning thread: the consumer never waits
       batch.data = batch.data.pin_memory();
       if (batch.target.defined()) batch.target = batch.target.pin_memory();

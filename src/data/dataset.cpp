@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "oxmera/data/dataloader.h"
 #include "oxmera/ops.h"
 
 namespace ox::data {
@@ -26,6 +27,13 @@ uint64_t mix_seed(uint64_t seed, uint64_t epoch, uint64_t index) {
   return splitmix64(splitmix64(splitmix64(seed) ^ epoch) ^ index);
 }
 
+Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
+  std::vector<Example> examples;
+  examples.reserve(indices.size());
+  for (int64_t i : indices) examples.push_back(get(i));
+  return collate(examples);
+}
+
 TensorDataset::TensorDataset(Tensor data, Tensor targets)
     : data_(std::move(data)), targets_(std::move(targets)) {
   OX_CHECK(data_.defined() && targets_.defined(), Value, "TensorDataset",
@@ -41,6 +49,16 @@ int64_t TensorDataset::size() const { return data_.size(0); }
 Example TensorDataset::get(int64_t index) const {
   check_index(index, size(), "TensorDataset");
   return {data_.select(0, index), targets_.select(0, index)};
+}
+
+Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
+  OX_CHECK(!indices.empty(), Value, "collate", "no examples");
+  for (int64_t i : indices) check_index(i, size(), "TensorDataset");
+  // Indices on the data's device, so that a CUDA dataset gathers its batch there.
+  const Tensor index = tensor(indices, {.device = data_.device()});
+  const Tensor target_index =
+      targets_.device() == data_.device() ? index : tensor(indices, {.device = targets_.device()});
+  return {data_.index_select(0, index), targets_.index_select(0, target_index)};
 }
 
 MapDataset::MapDataset(DatasetPtr dataset, Transform transform, uint64_t seed)
@@ -76,6 +94,16 @@ int64_t Subset::size() const { return int64_t(indices_.size()); }
 Example Subset::get(int64_t index) const {
   check_index(index, size(), "Subset");
   return dataset_->get(indices_[size_t(index)]);
+}
+
+Example Subset::get_batch(const std::vector<int64_t>& indices) const {
+  std::vector<int64_t> mapped;
+  mapped.reserve(indices.size());
+  for (int64_t i : indices) {
+    check_index(i, size(), "Subset");
+    mapped.push_back(indices_[size_t(i)]);
+  }
+  return dataset_->get_batch(mapped);
 }
 
 void Subset::set_epoch(int64_t epoch) { dataset_->set_epoch(epoch); }

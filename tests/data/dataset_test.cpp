@@ -50,6 +50,57 @@ TEST(DataSubset, PicksIndices) {
   EXPECT_EQ(kind_of([&] { Subset(ds, {-1}); }), ox::ErrorKind::Index);
 }
 
+// A dataset with no get_batch of its own: the default, get() of each index stacked.
+class PlainRows : public Dataset {
+ public:
+  explicit PlainRows(std::shared_ptr<TensorDataset> rows) : rows_(std::move(rows)) {}
+  int64_t size() const override { return rows_->size(); }
+  Example get(int64_t index) const override { return rows_->get(index); }
+
+ private:
+  std::shared_ptr<TensorDataset> rows_;
+};
+
+TEST(DataGetBatch, GathersWhatGetAndCollateGive) {
+  // Data [5, 3, 2] read through a transposed view (strided rows), targets [5, 2].
+  std::vector<float> values(30);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = float(i) * 0.5f - 3;
+  const ox::Tensor data = ox::tensor(values, {5, 2, 3}).transpose(1, 2);
+  const ox::Tensor targets = ox::arange(10, {.dtype = ox::kI64}).reshape({5, 2});
+  auto ds = std::make_shared<TensorDataset>(data, targets);
+  const PlainRows plain(ds);
+  const std::vector<int64_t> picks = {4, 0, 4, 2};
+  const Example fast = ds->get_batch(picks), slow = plain.get_batch(picks);
+  ASSERT_EQ(fast.data.shape(), (ox::Shape{4, 3, 2}));
+  ASSERT_EQ(fast.target.shape(), (ox::Shape{4, 2}));
+  EXPECT_EQ(fast.data.to_vector<float>(), slow.data.to_vector<float>());
+  EXPECT_EQ(fast.target.to_vector<int64_t>(), slow.target.to_vector<int64_t>());
+  // Row 4 of the data by hand: data[4][i][j] = values[4 * 6 + j * 3 + i].
+  const std::vector<float> got = fast.data.to_vector<float>();
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      EXPECT_EQ(got[size_t(i * 2 + j)], values[size_t(24 + j * 3 + i)]);
+  // A Subset maps its indices, then asks its dataset for the batch.
+  const Subset sub(ds, {3, 1, 4});
+  EXPECT_EQ(sub.get_batch({2, 0}).target.to_vector<int64_t>(), (std::vector<int64_t>{8, 9, 6, 7}));
+  // 0-d targets collate to [B] either way.
+  auto scalars = pairs(4);
+  EXPECT_EQ(scalars->get_batch({3, 1}).target.to_vector<int64_t>(), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(PlainRows(scalars).get_batch({3, 1}).target.shape(), (ox::Shape{2}));
+}
+
+TEST(DataGetBatch, RefusesWhatGetRefuses) {
+  auto ds = pairs(3);
+  const auto e = caught([&] { ds->get_batch({0, 3}); });
+  EXPECT_EQ(e.kind(), ox::ErrorKind::Index);
+  EXPECT_TRUE(oxtest::contains(e, "index 3")) << e.what();
+  EXPECT_EQ(kind_of([&] { ds->get_batch({-1}); }), ox::ErrorKind::Index);
+  EXPECT_EQ(kind_of([&] { ds->get_batch({}); }), ox::ErrorKind::Value);
+  EXPECT_EQ(kind_of([&] { PlainRows(ds).get_batch({}); }), ox::ErrorKind::Value);
+  const Subset sub(ds, {2, 1});
+  EXPECT_EQ(kind_of([&] { sub.get_batch({2}); }), ox::ErrorKind::Index);
+}
+
 TEST(DataRandomSplit, DisjointCoverAndReproducible) {
   auto ds = pairs(10);
   ox::Generator gen(7);

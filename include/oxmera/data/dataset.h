@@ -23,6 +23,10 @@ class Dataset {
   // The example at `index` in [0, size()); ErrorKind::Index otherwise. Must be safe to call
   // from several threads at once (DataLoader workers do).
   virtual Example get(int64_t index) const = 0;
+  // The examples at `indices`, collated (as PyTorch's __getitems__): by default get() of each,
+  // stacked; datasets that hold their examples in tensors gather a batch in one pass instead.
+  // Same results, the same errors, the same thread-safety as get().
+  virtual Example get_batch(const std::vector<int64_t>& indices) const;
   // The epoch the next examples belong to; datasets with random transforms draw from it (so
   // each epoch augments differently). Wrappers pass it on. DataLoader calls it before each
   // epoch, never while one is being read.
@@ -37,6 +41,7 @@ class TensorDataset : public Dataset {
   TensorDataset(Tensor data, Tensor targets);
   int64_t size() const override;
   Example get(int64_t index) const override;
+  Example get_batch(const std::vector<int64_t>& indices) const override;  // two index_selects
   const Tensor& data() const { return data_; }
   const Tensor& targets() const { return targets_; }
 
@@ -69,6 +74,7 @@ class Subset : public Dataset {
   Subset(DatasetPtr dataset, std::vector<int64_t> indices);
   int64_t size() const override;
   Example get(int64_t index) const override;
+  Example get_batch(const std::vector<int64_t>& indices) const override;  // the dataset's, mapped
   void set_epoch(int64_t epoch) override;
   const std::vector<int64_t>& indices() const { return indices_; }
 
