@@ -376,18 +376,25 @@ int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
       update(j, next, rest);
       continue;
     }
-    // Role 0 updates and factors the next panel; roles 1.. share the rest of the update in
-    // column ranges, one serial GEMM each. One thread plays every role in turn.
+    // Role 0 updates and factors the next panel, then takes its share of the rest of the update;
+    // roles 1.. share the rest in column ranges, one serial GEMM each. The shares balance the
+    // panel factorization, counted as 2 * width columns of update (getrf runs at about half the
+    // GEMM's rate). One thread plays every role in turn; the split moves only the speed.
     const int64_t next_cols = std::min(kLuBlock, k - next), after = next + next_cols;
     const int64_t roles = std::max<int64_t>(2, omp_get_max_threads());
+    const int64_t share = n - after, panel_load = 3 * next_cols;
+    const int64_t per_role = (share + panel_load + roles - 1) / roles;
+    const int64_t first_share = std::clamp<int64_t>(per_role - panel_load, 0, share);
     parallel_for(0, roles, 1, [&](int64_t b, int64_t e) {
       for (int64_t role = b; role < e; ++role) {
         if (role == 0) {
           update(j, next, next_cols);
           factor_panel(next);
+          update(j, after, first_share);
         } else {
-          const int64_t share = n - after, parts = roles - 1;
-          const int64_t c0 = after + share * (role - 1) / parts, c1 = after + share * role / parts;
+          const int64_t others = share - first_share, parts = roles - 1;
+          const int64_t c0 = after + first_share + others * (role - 1) / parts;
+          const int64_t c1 = after + first_share + others * role / parts;
           update(j, c0, c1 - c0);
         }
       }
