@@ -321,25 +321,41 @@ void cholesky_typed(const StridedArray& a, const StridedArray& info, bool upper)
 constexpr int64_t kBlockedLu = 256;
 constexpr int64_t kLuBlock = 64;
 
-// getrf by right-looking blocks: factor a panel of kLuBlock columns with getrf, apply its
-// interchanges across, solve U12 = L11⁻¹ A12, update A22 -= A21 U12. Returns getrf's info.
-// Only the panel is serial: the interchanges and the solve go over column chunks on all threads
-// (a row swap is exact, and a chunk's solve reads that chunk alone).
+// getrf by right-looking blocks with a look-ahead of one panel: factor a panel of kLuBlock
+// columns with getrf, apply its interchanges across, solve U12 = L11⁻¹ A12, then update
+// A22 -= A21 U12 — one thread updating the next panel's columns and factoring that panel while
+// the others update the rest, so the serial panel factorizations (a third of a 512 x 512 LU
+// without it) overlap the GEMMs. Interchanges and solves go over column chunks on all threads.
+// Every element's arithmetic is fixed by the shape (a row swap is exact, a chunk's solve reads
+// that chunk alone, a GEMM element sums in k order whatever columns share its call), so the
+// factors do not depend on the thread count. Returns getrf's info.
 template <class T>
 int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
   const int64_t k = std::min(m, n);
   const DType dtype = std::is_same_v<T, float> ? kF32 : kF64;
   auto at = [&](int64_t i, int64_t j) { return a + i + j * lda; };
   int info = 0;
+  auto factor_panel = [&](int64_t j) {
+    const int64_t jb = std::min(kLuBlock, k - j);
+    SerialBlas serial;
+    int panel_info = 0;
+    getrf(to_int(m - j), to_int(jb), at(j, j), to_int(lda), ipiv + j, &panel_info);
+    if (panel_info > 0 && info == 0) info = panel_info + static_cast<int>(j);
+    for (int64_t i = j; i < j + jb; ++i) ipiv[i] += static_cast<int32_t>(j);
+  };
+  // A22 -= A21 U12 over columns [first, first + cols) of panel j's trailing matrix.
+  auto update = [&](int64_t j, int64_t first, int64_t cols) {
+    const int64_t jb = std::min(kLuBlock, k - j), below = m - j - jb;
+    if (cols <= 0 || below <= 0) return;
+    const Device cpu_device = Device::cpu();
+    const StridedArray a22{at(j + jb, first), {below, cols}, {1, lda}, dtype, cpu_device};
+    const StridedArray a21{at(j + jb, j), {below, jb}, {1, lda}, dtype, cpu_device};
+    const StridedArray u12{at(j, first), {jb, cols}, {1, lda}, dtype, cpu_device};
+    cpu::matmul(a22, a21, u12, Scalar(-1.0), Scalar(1.0));
+  };
+  if (k > 0) factor_panel(0);
   for (int64_t j = 0; j < k; j += kLuBlock) {
     const int64_t jb = std::min(kLuBlock, k - j);
-    {
-      SerialBlas serial;
-      int panel_info = 0;
-      getrf(to_int(m - j), to_int(jb), at(j, j), to_int(lda), ipiv + j, &panel_info);
-      if (panel_info > 0 && info == 0) info = panel_info + static_cast<int>(j);
-    }
-    for (int64_t i = j; i < j + jb; ++i) ipiv[i] += static_cast<int32_t>(j);
     const int k1 = static_cast<int>(j) + 1, k2 = static_cast<int>(j + jb);
     // Column chunks: those left of the panel (swaps only), then those right of it.
     const int64_t left = (j + kLuBlock - 1) / kLuBlock, rest = n - j - jb;
@@ -355,13 +371,34 @@ int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
                            to_int(lda));
       }
     });
-    const int64_t below = m - j - jb;
-    if (rest <= 0 || below <= 0) continue;
-    const Device cpu_device = Device::cpu();
-    const StridedArray a22{at(j + jb, j + jb), {below, rest}, {1, lda}, dtype, cpu_device};
-    const StridedArray a21{at(j + jb, j), {below, jb}, {1, lda}, dtype, cpu_device};
-    const StridedArray u12{at(j, j + jb), {jb, rest}, {1, lda}, dtype, cpu_device};
-    cpu::matmul(a22, a21, u12, Scalar(-1.0), Scalar(1.0));
+    const int64_t next = j + jb;
+    if (next >= k) {  // no panel left to factor: the whole update on all threads
+      update(j, next, rest);
+      continue;
+    }
+    // Role 0 updates and factors the next panel, then takes its share of the rest of the update;
+    // roles 1.. share the rest in column ranges, one serial GEMM each. The shares balance the
+    // panel factorization, counted as 2 * width columns of update (getrf runs at about half the
+    // GEMM's rate). One thread plays every role in turn; the split moves only the speed.
+    const int64_t next_cols = std::min(kLuBlock, k - next), after = next + next_cols;
+    const int64_t roles = std::max<int64_t>(2, omp_get_max_threads());
+    const int64_t share = n - after, panel_load = 3 * next_cols;
+    const int64_t per_role = (share + panel_load + roles - 1) / roles;
+    const int64_t first_share = std::clamp<int64_t>(per_role - panel_load, 0, share);
+    parallel_for(0, roles, 1, [&](int64_t b, int64_t e) {
+      for (int64_t role = b; role < e; ++role) {
+        if (role == 0) {
+          update(j, next, next_cols);
+          factor_panel(next);
+          update(j, after, first_share);
+        } else {
+          const int64_t others = share - first_share, parts = roles - 1;
+          const int64_t c0 = after + first_share + others * (role - 1) / parts;
+          const int64_t c1 = after + first_share + others * role / parts;
+          update(j, c0, c1 - c0);
+        }
+      }
+    });
   }
   return info;
 }
