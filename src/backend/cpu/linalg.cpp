@@ -377,9 +377,10 @@ int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
       continue;
     }
     // Role 0 updates and factors the next panel, then takes its share of the rest of the update;
-    // roles 1.. share the rest in column ranges, one serial GEMM each. The shares balance the
-    // panel factorization, counted as 2 * width columns of update (getrf runs at about half the
-    // GEMM's rate). One thread plays every role in turn; the split moves only the speed.
+    // roles 1.. share the rest in column ranges, one serial GEMM each. The shares balance role 0's
+    // panel work, counted as 3 * width columns of update (the panel's own update, then getrf at
+    // about half the GEMM's rate). One thread plays every role in turn; the split moves only the
+    // speed.
     const int64_t next_cols = std::min(kLuBlock, k - next), after = next + next_cols;
     const int64_t roles = std::max<int64_t>(2, omp_get_max_threads());
     const int64_t share = n - after, panel_load = 3 * next_cols;
