@@ -291,6 +291,37 @@ TEST(LinalgEigh, LargeOrdersTakeTheSplitBackTransformation) {
   check_eigh(ox::kF32, {}, 130, "U", 493, 1e18);    // rmax ~ 2e15
 }
 
+// The divide-and-conquer merge deflates: every eigenvalue repeated (most of the rank-one
+// problem deflates), three distinct values, and a multiple of the identity (the tridiagonal form
+// is already diagonal, nothing is left to merge).
+TEST(LinalgEigh, RepeatedEigenvaluesDeflateInTheMerge) {
+  const int64_t n = 144;
+  const Mat u = spectral({}, n, n, ox::kF64, 470, kCond, Kind::Symmetric).u[0];
+  const std::vector<std::function<double(int64_t)>> spectra = {
+      [](int64_t i) { return double(i % 72) / 8 - 4; },
+      [](int64_t i) { return i % 3 == 0   ? -1.5
+                             : i % 3 == 1 ? 0.25
+                                          : 2.0; },
+      [](int64_t) { return 3.0; }};
+  for (ox::DType dt : kDTypes)
+    for (size_t which = 0; which < spectra.size(); ++which) {
+      SCOPED_TRACE(ctx(dt, {}, n, n) + " spectrum " + std::to_string(which));
+      Mat lambda(1, n);
+      for (int64_t i = 0; i < n; ++i) lambda(0, i) = spectra[which](i);
+      const Mat exact = which == 2 ? times_diag(identity(n), lambda, n)
+                                   : mul(times_diag(u, lambda, n), transpose(u));
+      const Tensor a = to_tensor(exact, dt);
+      const la::EighResult r = la::eigh(a, "L");
+      const Mat w = mats(r.eigenvalues.unsqueeze(0))[0], q = mats(r.eigenvectors)[0];
+      Mat want = lambda;
+      std::sort(want.v.begin(), want.v.end());
+      EXPECT_LE(max_diff(w, want), backward_tol(dt, n, 4.0));
+      expect_orthonormal_columns(q, dt, "QᵀQ");
+      const Mat recon = mul(times_diag(q, w, n), transpose(q));
+      EXPECT_LE(max_diff(recon, mats(a)[0]), backward_tol(dt, n, norm1(mats(a)[0])));
+    }
+}
+
 TEST(LinalgEigh, ReadsOnlyTheNamedTriangle) {
   // An asymmetry of 1e-10 (under the refusal threshold sqrt(eps) max|A| ~ 1.5e-8 max|A|) in the
   // strict upper triangle: "L" answers as for the lower triangle mirrored, "U" as for the upper.
@@ -641,7 +672,10 @@ TEST(LinalgFactorThreads, BitwiseTheSameAtOneAndTwoThreads) {
   for (auto* out : {&one, &two}) {
     const ThreadCount threads(out == &one ? 1 : 2);
     *out = {la::cholesky(a), la::cholesky(af), la::eigh(a).eigenvectors, la::svd(af).U,
-            la::eigh(big).eigenvectors, la::eigh(big.to(ox::kF32)).eigenvalues};
+            la::eigh(big).eigenvectors, la::eigh(big.to(ox::kF32)).eigenvalues,
+            // One matrix: the tridiagonal solver's merge runs on all threads.
+            la::eigh(big.select(0, 1)).eigenvectors, la::eigh(big.select(0, 2)).eigenvalues,
+            la::eigh(big.select(0, 0).to(ox::kF32)).eigenvectors};
   }
   for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bits(one[i], two[i])) << "output " << i;
 }

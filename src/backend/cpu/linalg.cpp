@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/lapack.h"
 #include "backend/cpu/parallel.h"
 #include "core/dispatch.h"
 
@@ -58,10 +59,6 @@ void ssytrd_(const char* uplo, const int* n, float* a, const int* lda, float* d,
              float* tau, float* work, const int* lwork, int* info);
 void dsytrd_(const char* uplo, const int* n, double* a, const int* lda, double* d, double* e,
              double* tau, double* work, const int* lwork, int* info);
-void sstedc_(const char* compz, const int* n, float* d, float* e, float* z, const int* ldz,
-             float* work, const int* lwork, int* iwork, const int* liwork, int* info);
-void dstedc_(const char* compz, const int* n, double* d, double* e, double* z, const int* ldz,
-             double* work, const int* lwork, int* iwork, const int* liwork, int* info);
 void sormtr_(const char* side, const char* uplo, const char* trans, const int* m, const int* n,
              float* a, const int* lda, const float* tau, float* c, const int* ldc, float* work,
              const int* lwork, int* info);
@@ -156,14 +153,6 @@ void sytrd(char uplo, int n, double* a, int lda, double* d, double* e, double* t
            int lwork, int* info) {
   dsytrd_(&uplo, &n, a, &lda, d, e, tau, work, &lwork, info);
 }
-void stedc(int n, float* d, float* e, float* z, int ldz, float* work, int lwork, int* iwork,
-           int liwork, int* info) {
-  sstedc_("I", &n, d, e, z, &ldz, work, &lwork, iwork, &liwork, info);
-}
-void stedc(int n, double* d, double* e, double* z, int ldz, double* work, int lwork, int* iwork,
-           int liwork, int* info) {
-  dstedc_("I", &n, d, e, z, &ldz, work, &lwork, iwork, &liwork, info);
-}
 void ormtr(char uplo, int m, int n, float* a, int lda, const float* tau, float* c, int ldc,
            float* work, int lwork, int* info) {
   sormtr_("L", &uplo, "N", &m, &n, a, &lda, tau, c, &ldc, work, &lwork, info);
@@ -188,20 +177,6 @@ void gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, in
            int ldvt, double* work, int lwork, int* iwork, int* info) {
   dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
 }
-
-// OpenBLAS (OpenMP build) takes its thread count from omp_get_max_threads() on each call and
-// runs serially inside an active parallel region. Outside one (a batch of one matrix, or one
-// thread), this guard makes the calling thread's count 1 for the duration of the call.
-class SerialBlas {
- public:
-  SerialBlas() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~SerialBlas() { omp_set_num_threads(saved_); }
-  SerialBlas(const SerialBlas&) = delete;
-  SerialBlas& operator=(const SerialBlas&) = delete;
-
- private:
-  int saved_;
-};
 
 // A batch of matrices: matrix t of the batch (row-major over the batch dims) at data + offset(t)
 // elements, element (i, j) at i + j * ld.
@@ -532,10 +507,11 @@ void orgqr_typed(const StridedArray& q, const StridedArray& tau) {
 }
 
 // Symmetric matrices with eigenvectors from this order up take syevd's steps one by one: the
-// tridiagonal reduction (sytrd) and divide and conquer (stedc) serially per matrix, then the
-// back transformation Z <- Q Z (ormtr, a third of the time at n = 256) over fixed-width chunks
-// of Z's columns on all threads. A column's result depends on that column alone, and the chunks
-// on the order alone, so the vectors do not depend on the thread count.
+// tridiagonal reduction (sytrd) serially per matrix; divide and conquer with its top step on all
+// threads (tridiagonal.cpp); then the back transformation Z <- Q Z (ormtr, a third of the time at
+// n = 256) over fixed-width chunks of Z's columns on all threads. A column's result depends on
+// that column alone, and the chunks on the order alone, so the vectors do not depend on the
+// thread count.
 constexpr int64_t kSplitEigh = 128;
 constexpr int64_t kEighChunk = 64;
 
@@ -564,15 +540,14 @@ template <class T>
 void split_eigh(const Batch<T>& m, const Batch<T>& vw, const StridedArray& info, char uplo) {
   const int n = to_int(m.rows), ld = to_int(m.ld);
   const int64_t nn = int64_t(n) * n, count = m.count();
-  // Per matrix: its Householder scalars, Z (n x n, leading dimension n) and the scale applied.
-  std::vector<T> tau(static_cast<size_t>(count * n)), z(static_cast<size_t>(count * nn));
-  std::vector<T> sigma(static_cast<size_t>(count), T(1));
+  // Per matrix: its Householder scalars, off-diagonal, Z (n x n, leading dimension n) and the
+  // scale applied.
+  std::vector<T> tau(static_cast<size_t>(count * n)), off_diagonal(static_cast<size_t>(count * n));
+  std::vector<T> z(static_cast<size_t>(count * nn)), sigma(static_cast<size_t>(count), T(1));
   T query = 0;
   int r = 0;
   sytrd(uplo, n, nullptr, ld, nullptr, nullptr, nullptr, &query, -1, &r);
-  const int64_t lwork =
-      std::max(workspace_size(static_cast<double>(query)), 1 + 4 * int64_t(n) + nn);
-  const int64_t liwork = 3 + 5 * int64_t(n);
+  const int64_t lwork = workspace_size(static_cast<double>(query));
   for_each_matrix(count, [&](int64_t t) {
     T* p = m.at(t);
     int32_t* status = info_at(info, t);
@@ -580,19 +555,25 @@ void split_eigh(const Batch<T>& m, const Batch<T>& vw, const StridedArray& info,
       *status = Backend::kLinalgNonFinite;
       return;
     }
-    std::vector<T> work(static_cast<size_t>(lwork)), off_diagonal(static_cast<size_t>(n));
-    std::vector<int> iwork(static_cast<size_t>(liwork));
+    std::vector<T> work(static_cast<size_t>(lwork));
     SerialBlas serial;
-    T* w = vw.at(t);
     sigma[t] = scale_into_range(p, n, ld, uplo);
     int s = 0;
-    sytrd(uplo, n, p, ld, w, off_diagonal.data(), tau.data() + t * n, work.data(), to_int(lwork),
-          &s);
+    sytrd(uplo, n, p, ld, vw.at(t), off_diagonal.data() + t * n, tau.data() + t * n, work.data(),
+          to_int(lwork), &s);
     OX_ASSERT(s == 0, "sytrd argument ", -s, " refused");
-    stedc(n, w, off_diagonal.data(), z.data() + t * nn, n, work.data(), to_int(lwork), iwork.data(),
-          to_int(liwork), &s);
-    *status = s;
+    *status = 0;
   });
+  // One matrix takes all threads inside the solver; a batch shares them out by matrix.
+  const auto solve = [&](int64_t t) {
+    if (*info_at(info, t) == 0)
+      *info_at(info, t) =
+          tridiagonal_eigh(n, vw.at(t), off_diagonal.data() + t * n, z.data() + t * nn, n);
+  };
+  if (count == 1)
+    solve(0);
+  else
+    for_each_matrix(count, solve);
   // Z <- Q Z by column chunks, then Z into the matrix's place. Each thread reads the reflectors
   // from a copy of its own: LAPACK's ormtr writes 1 into each reflector's leading element while
   // it applies it (restoring it after), which races on a shared matrix.
