@@ -145,10 +145,8 @@ void chunked_product(int rows, int k, int inner, const T* a, int lda, const T* s
 // of the rank-one-modified diagonal (recomputed from corrected weights, Gu and Eisenstat's
 // remedy for lost orthogonality), and the products with the halves' eigenvectors in q2.
 template <class T>
-int secular_merge(int k, int n, int n1, T* d, T* q, int ldq, T rho, T* dlamda, const T* q2,
+int secular_merge(int k, int n, int n1, T* d, T* q, int ldq, T rho, const T* dlamda, const T* q2,
                   const int* indx, const int* ctot, T* w) {
-  // laed3's guard against a subtraction without a guard digit: 2x - x, x itself under IEEE.
-  for (int i = 0; i < k; ++i) dlamda[i] = (dlamda[i] + dlamda[i]) - dlamda[i];
   std::vector<int> root_info(size_t(k), 0);
   parallel_for(0, k, 8, [&](int64_t begin, int64_t end) {
     for (int64_t j = begin; j < end; ++j)
