@@ -3,14 +3,15 @@
 // thread count), and at order 256 the secular-equation roots of its merges (laed4) are the
 // largest part of eigh. So the matrix is torn in two by a rank-one change, LAPACK solves the two
 // halves side by side, and the merge, LAPACK's laed1, is done here: its deflation (laed2) as is,
-// then the roots, the corrected vectors and the final products over fixed work items: a root, a
-// vector or a fixed-width column chunk each. No work item's arithmetic depends on the thread
-// that runs it, so neither does the result.
+// then the roots and the corrected vectors as fixed work items (a root, a vector each) and the
+// final products on the packed GEMM. No work item's arithmetic depends on the thread that runs
+// it, so neither does the result.
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/kernels.h"
 #include "backend/cpu/lapack.h"
 #include "backend/cpu/parallel.h"
 
@@ -35,12 +36,6 @@ void dlamrg_(const int* n1, const int* n2, const double* a, const int* strd1, co
              int* index);
 float snrm2_(const int* n, const float* x, const int* incx);
 double dnrm2_(const int* n, const double* x, const int* incx);
-void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
-            const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
-            const float* beta, float* c, const int* ldc);
-void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
-            const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
-            const double* beta, double* c, const int* ldc);
 }
 
 namespace ox::cpu {
@@ -49,8 +44,6 @@ namespace {
 
 // Below this order stedc runs as it is; from it, the halves are at least 64.
 constexpr int kSplitOrder = 128;
-// Columns per work item of the merge's final products.
-constexpr int kColumnChunk = 32;
 
 // Overloads by element type, Fortran calling convention hidden.
 int stedc(int n, float* d, float* e, float* z, int ldz, float* work, int lwork, int* iwork,
@@ -101,18 +94,6 @@ double nrm2(int n, const double* x) {
   const int one = 1;
   return dnrm2_(&n, x, &one);
 }
-// C (m x n) = A (m x k) B (k x n), all column-major.
-void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
-          int ldc) {
-  const float one = 1, zero = 0;
-  sgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &ldc);
-}
-void gemm(int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c,
-          int ldc) {
-  const double one = 1, zero = 0;
-  dgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &ldc);
-}
-
 template <class T>
 int serial_stedc(int n, T* d, T* e, T* z, int ldz) {
   std::vector<T> work(1 + 4 * size_t(n) + size_t(n) * n);
@@ -122,23 +103,16 @@ int serial_stedc(int n, T* d, T* e, T* z, int ldz) {
 }
 
 // q (rows x k, leading dimension ldq) <- a (rows x inner, leading dimension lda) times s
-// (inner x k, leading dimension inner), by fixed-width column chunks.
+// (inner x k, leading dimension inner), all column-major: the packed GEMM, whose elements each
+// sum in depth order whatever the threads (zeros when inner is 0).
 template <class T>
-void chunked_product(int rows, int k, int inner, const T* a, int lda, const T* s, T* q, int ldq) {
-  const int chunks = (k + kColumnChunk - 1) / kColumnChunk;
-  parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
-    SerialBlas serial;
-    for (int64_t c = begin; c < end; ++c) {
-      const int first = int(c) * kColumnChunk, width = std::min(kColumnChunk, k - first);
-      T* out = q + int64_t(first) * ldq;
-      if (inner == 0) {
-        for (int j = 0; j < width; ++j)
-          std::fill(out + int64_t(j) * ldq, out + int64_t(j) * ldq + rows, T(0));
-      } else {
-        gemm(rows, width, inner, a, lda, s + int64_t(first) * inner, inner, out, ldq);
-      }
-    }
-  });
+void product(int rows, int k, int inner, const T* a, int lda, const T* s, T* q, int ldq) {
+  constexpr DType dtype = std::is_same_v<T, float> ? kF32 : kF64;
+  const auto view = [](const T* p, int r, int c, int ld) {
+    return StridedArray{const_cast<T*>(p), {r, c}, {1, ld}, dtype, Device::cpu()};
+  };
+  cpu::matmul(view(q, rows, k, ldq), view(a, rows, inner, lda), view(s, inner, k, inner),
+              Scalar(1.0), Scalar(0.0));
 }
 
 // LAPACK's laed3: the k non-deflated roots of the secular equation (into d), the eigenvectors
@@ -188,9 +162,9 @@ int secular_merge(int k, int n, int n1, T* d, T* q, int ldq, T rho, const T* dla
   std::vector<T> s(size_t(std::max(n12, n23)) * size_t(k));
   for (int j = 0; j < k; ++j)
     std::copy(&at(ctot[0], j), &at(ctot[0], j) + n23, s.data() + int64_t(j) * n23);
-  chunked_product(n2, k, n23, q2 + int64_t(n1) * n12, n2, s.data(), q + n1, ldq);
+  product(n2, k, n23, q2 + int64_t(n1) * n12, n2, s.data(), q + n1, ldq);
   for (int j = 0; j < k; ++j) std::copy(&at(0, j), &at(0, j) + n12, s.data() + int64_t(j) * n12);
-  chunked_product(n1, k, n12, q2, n1, s.data(), q, ldq);
+  product(n1, k, n12, q2, n1, s.data(), q, ldq);
   return 0;
 }
 
@@ -258,16 +232,15 @@ int split_tridiagonal_eigh(int n, T* d, T* e, T* z, int ldz) {
   }
 
   // Ascending eigenvalues, their vectors with them, and the scale undone.
-  std::vector<T> sorted(static_cast<size_t>(n)), vectors(size_t(n) * n);
+  // q2 is free again: it takes the vectors in their new order, weights the values.
   for (int i = 0; i < n; ++i) {
     const int64_t from = indxq[size_t(i)] - 1;
-    sorted[size_t(i)] = d[from] * norm;
-    std::copy(z + from * ldz, z + from * ldz + n, vectors.data() + int64_t(i) * n);
+    weights[size_t(i)] = d[from] * norm;
+    std::copy(z + from * ldz, z + from * ldz + n, q2.data() + int64_t(i) * n);
   }
-  std::copy(sorted.begin(), sorted.end(), d);
+  std::copy(weights.begin(), weights.end(), d);
   for (int j = 0; j < n; ++j)
-    std::copy(vectors.data() + int64_t(j) * n, vectors.data() + int64_t(j + 1) * n,
-              z + int64_t(j) * ldz);
+    std::copy(q2.data() + int64_t(j) * n, q2.data() + int64_t(j + 1) * n, z + int64_t(j) * ldz);
   return 0;
 }
 
