@@ -747,13 +747,25 @@ TEST(LinalgSolveThreads, BitwiseTheSameAtOneAndTwoThreads) {
   const Spectral s = spectral({}, 300, 300, ox::kF64, 2100, kCond, Kind::General);
   const Tensor b = to_tensor(random_mats(1, 300, 5, 2101), {}, ox::kF64);
   const Tensor batched = spectral({8}, 24, 24, ox::kF64, 2102, kCond, Kind::General).a;
-  std::vector<Tensor> one, two;
-  for (auto* out : {&one, &two}) {
-    const ThreadCount threads(out == &one ? 1 : 2);
-    *out = {la::solve(s.a, b), la::solve(s.a.to(ox::kF32), b.to(ox::kF32)), la::inv(batched),
-            la::det(batched)};
+  // Right-hand sides over several column chunks; a wide matrix whose blocked LU has columns
+  // right of its last panel. The blocked LU hands its work items to whichever thread is free.
+  const Tensor many_rhs = to_tensor(random_mats(1, 300, 70, 2103), {}, ox::kF32);
+  const Tensor wide = spectral({}, 270, 330, ox::kF32, 2104, kCond, Kind::General).a;
+  std::vector<Tensor> one, two, three;
+  for (auto* out : {&one, &two, &three}) {
+    const ThreadCount threads(out == &one ? 1 : out == &two ? 2 : 3);
+    *out = {la::solve(s.a, b),
+            la::solve(s.a.to(ox::kF32), b.to(ox::kF32)),
+            la::inv(batched),
+            la::det(batched),
+            la::solve(s.a.to(ox::kF32), many_rhs),
+            la::lu_factor(wide).LU,
+            la::lu_factor(wide.transpose(0, 1)).pivots};
   }
-  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bits(one[i], two[i])) << "output " << i;
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_TRUE(same_bits(one[i], two[i])) << "output " << i;
+    EXPECT_TRUE(same_bits(one[i], three[i])) << "output " << i << ", three threads";
+  }
 }
 
 }  // namespace

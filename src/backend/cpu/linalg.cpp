@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -221,10 +222,15 @@ struct Batch {
 // (tri 0), or the upper (tri 1) or lower (tri -1) triangle.
 template <class T>
 bool all_finite(const T* a, int64_t m, int64_t n, int64_t ld, int tri = 0) {
+  // Counted on the bits, so that a column's test vectorizes: all exponent bits set is Inf or NaN.
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr Bits exponent = std::bit_cast<Bits>(std::numeric_limits<T>::infinity());
   for (int64_t j = 0; j < n; ++j) {
     const int64_t lo = tri < 0 ? std::min(j, m) : 0, hi = tri > 0 ? std::min(j + 1, m) : m;
+    Bits non_finite = 0;
     for (int64_t i = lo; i < hi; ++i)
-      if (!std::isfinite(a[i + j * ld])) return false;
+      non_finite += (std::bit_cast<Bits>(a[i + j * ld]) & exponent) == exponent;
+    if (non_finite != 0) return false;
   }
   return true;
 }
@@ -244,7 +250,7 @@ void for_each_matrix(int64_t n, F&& fn) {
 
 // The same over fixed-width chunks of right-hand-side columns: work item (t, c) solves columns
 // [c * kRhsChunk, ...) of matrix t.
-constexpr int64_t kRhsChunk = 16;
+constexpr int64_t kRhsChunk = 32;
 template <class F>
 void for_each_rhs_chunk(int64_t matrices, int64_t rhs, F&& fn) {
   const int64_t chunks = std::max<int64_t>(1, (rhs + kRhsChunk - 1) / kRhsChunk);
@@ -296,14 +302,17 @@ void cholesky_typed(const StridedArray& a, const StridedArray& info, bool upper)
 constexpr int64_t kBlockedLu = 256;
 constexpr int64_t kLuBlock = 64;
 
-// getrf by right-looking blocks with a look-ahead of one panel: factor a panel of kLuBlock
-// columns with getrf, apply its interchanges across, solve U12 = L11⁻¹ A12, then update
-// A22 -= A21 U12 — one thread updating the next panel's columns and factoring that panel while
-// the others update the rest, so the serial panel factorizations (a third of a 512 x 512 LU
-// without it) overlap the GEMMs. Interchanges and solves go over column chunks on all threads.
-// Every element's arithmetic is fixed by the shape (a row swap is exact, a chunk's solve reads
-// that chunk alone, a GEMM element sums in k order whatever columns share its call), so the
-// factors do not depend on the thread count. Returns getrf's info.
+// getrf by right-looking blocks with a look-ahead of one panel. Once panel j (kLuBlock columns)
+// is factored, one parallel region does the rest of step j as work items of kLuBlock columns:
+// right of the panel, apply its interchanges, solve U12 = L11⁻¹ A12 and update A22 -= A21 U12;
+// left of it, the interchanges alone (applying them once at the end instead, a column taking
+// all later panels' at once, measured slower). The first item is the next panel's columns, and
+// whoever takes it factors that panel too, while the others go on with the rest, so the serial
+// panel factorizations (a third of a 512 x 512 LU without it) overlap the updates. Items go to
+// whichever thread is free, so neither uneven items nor a descheduled thread leave the others
+// waiting long. An item's arithmetic is fixed by the shape (a row swap is exact, a chunk's solve
+// reads that chunk alone, a GEMM element sums in k order whatever columns share its call), so
+// the factors do not depend on the thread count. Returns getrf's info.
 template <class T>
 int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
   const int64_t k = std::min(m, n);
@@ -312,68 +321,42 @@ int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
   int info = 0;
   auto factor_panel = [&](int64_t j) {
     const int64_t jb = std::min(kLuBlock, k - j);
-    SerialBlas serial;
     int panel_info = 0;
     getrf(to_int(m - j), to_int(jb), at(j, j), to_int(lda), ipiv + j, &panel_info);
     if (panel_info > 0 && info == 0) info = panel_info + static_cast<int>(j);
     for (int64_t i = j; i < j + jb; ++i) ipiv[i] += static_cast<int32_t>(j);
   };
-  // A22 -= A21 U12 over columns [first, first + cols) of panel j's trailing matrix.
+  // Step j on columns [first, first + cols) right of its panel: interchanges, U12, A22.
   auto update = [&](int64_t j, int64_t first, int64_t cols) {
     const int64_t jb = std::min(kLuBlock, k - j), below = m - j - jb;
-    if (cols <= 0 || below <= 0) return;
+    laswp(to_int(cols), at(0, first), to_int(lda), static_cast<int>(j) + 1,
+          static_cast<int>(j + jb), ipiv);
+    unit_lower_solve(to_int(jb), to_int(cols), at(j, j), to_int(lda), at(j, first), to_int(lda));
+    if (below <= 0) return;
     const Device cpu_device = Device::cpu();
     const StridedArray a22{at(j + jb, first), {below, cols}, {1, lda}, dtype, cpu_device};
     const StridedArray a21{at(j + jb, j), {below, jb}, {1, lda}, dtype, cpu_device};
     const StridedArray u12{at(j, first), {jb, cols}, {1, lda}, dtype, cpu_device};
     cpu::matmul(a22, a21, u12, Scalar(-1.0), Scalar(1.0));
   };
-  if (k > 0) factor_panel(0);
+  if (k > 0) {
+    SerialBlas serial;
+    factor_panel(0);
+  }
   for (int64_t j = 0; j < k; j += kLuBlock) {
-    const int64_t jb = std::min(kLuBlock, k - j);
-    const int k1 = static_cast<int>(j) + 1, k2 = static_cast<int>(j + jb);
-    // Column chunks: those left of the panel (swaps only), then those right of it.
-    const int64_t left = (j + kLuBlock - 1) / kLuBlock, rest = n - j - jb;
-    const int64_t right = (std::max<int64_t>(rest, 0) + kLuBlock - 1) / kLuBlock;
-    parallel_for(0, left + right, 1, [&](int64_t b, int64_t e) {
+    const int64_t next = j + std::min(kLuBlock, k - j);
+    const int64_t right = (n - next + kLuBlock - 1) / kLuBlock, left = j / kLuBlock;
+    parallel_for_each_item(right + left, [&](int64_t item) {
       SerialBlas serial;
-      for (int64_t c = b; c < e; ++c) {
-        const int64_t col = c < left ? c * kLuBlock : j + jb + (c - left) * kLuBlock;
-        const int64_t width = std::min(kLuBlock, (c < left ? j : n) - col);
-        laswp(to_int(width), at(0, col), to_int(lda), k1, k2, ipiv);
-        if (c >= left)
-          unit_lower_solve(to_int(jb), to_int(width), at(j, j), to_int(lda), at(j, col),
-                           to_int(lda));
+      if (item >= right) {  // left of the panel: its interchanges alone
+        const int64_t col = (item - right) * kLuBlock;
+        laswp(to_int(kLuBlock), at(0, col), to_int(lda), static_cast<int>(j) + 1,
+              static_cast<int>(next), ipiv);
+        return;
       }
-    });
-    const int64_t next = j + jb;
-    if (next >= k) {  // no panel left to factor: the whole update on all threads
-      update(j, next, rest);
-      continue;
-    }
-    // Role 0 updates and factors the next panel, then takes its share of the rest of the update;
-    // roles 1.. share the rest in column ranges, one serial GEMM each. The shares balance role 0's
-    // panel work, counted as 3 * width columns of update (the panel's own update, then getrf at
-    // about half the GEMM's rate). One thread plays every role in turn; the split moves only the
-    // speed.
-    const int64_t next_cols = std::min(kLuBlock, k - next), after = next + next_cols;
-    const int64_t roles = std::max<int64_t>(2, omp_get_max_threads());
-    const int64_t share = n - after, panel_load = 3 * next_cols;
-    const int64_t per_role = (share + panel_load + roles - 1) / roles;
-    const int64_t first_share = std::clamp<int64_t>(per_role - panel_load, 0, share);
-    parallel_for(0, roles, 1, [&](int64_t b, int64_t e) {
-      for (int64_t role = b; role < e; ++role) {
-        if (role == 0) {
-          update(j, next, next_cols);
-          factor_panel(next);
-          update(j, after, first_share);
-        } else {
-          const int64_t others = share - first_share, parts = roles - 1;
-          const int64_t c0 = after + first_share + others * (role - 1) / parts;
-          const int64_t c1 = after + first_share + others * role / parts;
-          update(j, c0, c1 - c0);
-        }
-      }
+      const int64_t col = next + item * kLuBlock;
+      update(j, col, std::min(kLuBlock, n - col));
+      if (item == 0 && next < k) factor_panel(next);
     });
   }
   return info;

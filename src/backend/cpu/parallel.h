@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 
@@ -40,6 +41,17 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& fn) {
     }
   }
   if (failure) std::rethrow_exception(failure);
+}
+
+// fn(i) for every i in [0, n), each item handed to whichever thread is free next: for items of
+// uneven cost, or when a thread may be descheduled (a loaded VM), where a fixed split leaves
+// the others waiting. The results may not depend on which thread runs an item.
+template <class F>
+void parallel_for_each_item(int64_t n, F&& fn) {
+  std::atomic<int64_t> next{0};
+  parallel_for(0, std::min<int64_t>(n, omp_get_max_threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t i = next++; i < n; i = next++) fn(i);
+  });
 }
 
 }  // namespace ox::cpu
