@@ -743,7 +743,7 @@ TEST(LinalgSolveLayouts, NonContiguousOperandsMatchContiguous) {
   }
 }
 
-TEST(LinalgSolveThreads, BitwiseTheSameAtOneAndTwoThreads) {
+TEST(LinalgSolveThreads, BitwiseTheSameAtOneTwoAndThreeThreads) {
   const Spectral s = spectral({}, 300, 300, ox::kF64, 2100, kCond, Kind::General);
   const Tensor b = to_tensor(random_mats(1, 300, 5, 2101), {}, ox::kF64);
   const Tensor batched = spectral({8}, 24, 24, ox::kF64, 2102, kCond, Kind::General).a;

@@ -326,11 +326,15 @@ int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
     if (panel_info > 0 && info == 0) info = panel_info + static_cast<int>(j);
     for (int64_t i = j; i < j + jb; ++i) ipiv[i] += static_cast<int32_t>(j);
   };
+  // Panel j's interchanges on columns [first, first + cols).
+  auto interchange = [&](int64_t j, int64_t first, int64_t cols) {
+    laswp(to_int(cols), at(0, first), to_int(lda), static_cast<int>(j) + 1,
+          static_cast<int>(j + std::min(kLuBlock, k - j)), ipiv);
+  };
   // Step j on columns [first, first + cols) right of its panel: interchanges, U12, A22.
   auto update = [&](int64_t j, int64_t first, int64_t cols) {
     const int64_t jb = std::min(kLuBlock, k - j), below = m - j - jb;
-    laswp(to_int(cols), at(0, first), to_int(lda), static_cast<int>(j) + 1,
-          static_cast<int>(j + jb), ipiv);
+    interchange(j, first, cols);
     unit_lower_solve(to_int(jb), to_int(cols), at(j, j), to_int(lda), at(j, first), to_int(lda));
     if (below <= 0) return;
     const Device cpu_device = Device::cpu();
@@ -349,9 +353,7 @@ int blocked_getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {
     parallel_for_each_item(right + left, [&](int64_t item) {
       SerialBlas serial;
       if (item >= right) {  // left of the panel: its interchanges alone
-        const int64_t col = (item - right) * kLuBlock;
-        laswp(to_int(kLuBlock), at(0, col), to_int(lda), static_cast<int>(j) + 1,
-              static_cast<int>(next), ipiv);
+        interchange(j, (item - right) * kLuBlock, kLuBlock);
         return;
       }
       const int64_t col = next + item * kLuBlock;
