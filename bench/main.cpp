@@ -1,7 +1,7 @@
 // `make bench`: the rows of shared/WORKLOADS.md, oxmera beside LibTorch on all cores, with the
 // machine's FMA peak and triad bandwidth as ceilings. Each figure is taken in a process of its
 // own (this program again, with --side), oxmera's and LibTorch's alternating; every row
-// alternates --repeats times (default 3) and keeps the median. Prints the table last and writes
+// alternates --repeats times (default 5) and keeps the median. Prints the table last and writes
 // bench/results/latest.json, every sample included.
 //
 //   oxmera_bench [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n] [--anchor=twin]
@@ -271,7 +271,7 @@ int main(int argc, char** argv) {
   std::filesystem::path json_path = std::filesystem::path(OXMERA_BENCH_RESULTS_DIR) / "latest.json";
   std::vector<std::string> only;
   std::string side, anchor;
-  int repeats = 3;
+  int repeats = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--only=", 0) == 0) {
@@ -336,7 +336,8 @@ int main(int argc, char** argv) {
     // Alternating per row (oxmera first, then last, ...), so drift and load from other
     // processes hit the frameworks alike.
     // Every row takes `repeats` turns: one process's figure of a millisecond-scale op swings
-    // by up to 1.5x on this kind of VM (solve read 2.2 then 4.0 ms in consecutive processes).
+    // by up to 1.5x on this kind of VM (solve read 2.2 then 4.0 ms in consecutive processes;
+    // sum16M 24 then 34 GB/s), and the median of three still followed one slow sample.
     for (int k = 0; r.unavailable.empty() && k < repeats; ++k) {
       std::vector<Contender> order = contenders;
       if (k % 2) std::reverse(order.begin(), order.end());

@@ -53,6 +53,8 @@ class Node;
 struct HookList {
   std::vector<std::pair<int64_t, std::function<Tensor(const Tensor&)>>> fns;
   std::weak_ptr<TensorImpl> retain;
+  // A leaf's hooks that run after its gradient was added into .grad (on the leaf).
+  std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> post_accumulate;
 };
 
 // Where a gradient goes: output slot `input_nr` of `node` (a null node: nowhere).
@@ -102,6 +104,10 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          const std::vector<Tensor>& grad_outputs = {},
                          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                          bool allow_unused = false);
+
+// Runs fn once the backward pass now running has finished (from a hook or a node's apply;
+// outside a backward pass it raises), as torch's Variable._execution_engine.queue_callback.
+void queue_callback(std::function<void()> fn);
 
 // ---- Custom functions ------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@
 #include "oxmera/nn/loss.h"
 #include "oxmera/nn/module.h"
 #include "oxmera/nn/normalization.h"
+#include "oxmera/nn/parallel.h"
 #include "oxmera/nn/pooling.h"
 #include "oxmera/nn/rnn.h"
 #include "oxmera/nn/transformer.h"

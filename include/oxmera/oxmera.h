@@ -11,6 +11,7 @@
 #include "oxmera/core/shape.h"
 #include "oxmera/cuda.h"
 #include "oxmera/data.h"
+#include "oxmera/distributed.h"
 #include "oxmera/indexing.h"
 #include "oxmera/io.h"
 #include "oxmera/linalg.h"

@@ -226,6 +226,9 @@ class Tensor {
   // hook(grad) runs when this tensor's gradient is computed; a defined result replaces the
   // gradient. Returns a handle for remove_hook.
   int64_t register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  // On a leaf: hook(leaf) runs after backward has added a gradient into leaf.grad(), as
+  // torch's register_post_accumulate_grad_hook. Removed with remove_hook.
+  int64_t register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
   void remove_hook(int64_t handle) const;
   // How many in-place writes this tensor's storage has seen.
   uint64_t version() const;

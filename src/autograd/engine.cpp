@@ -18,6 +18,9 @@ struct LaterFirst {
   }
 };
 
+// The callbacks queued during the backward pass running on this thread (innermost last).
+thread_local std::vector<std::vector<std::function<void()>>*> t_callbacks;
+
 void add_into(Tensor& slot, const Tensor& g) { slot = slot.defined() ? slot + g : g; }
 
 // Runs the tensor hooks of output slot `i` of `node`, and keeps a retained gradient.
@@ -101,9 +104,14 @@ std::vector<Tensor> run(const std::vector<Tensor>& outputs, const std::vector<Te
 
   const bool previous_mode = is_grad_enabled();
   set_grad_enabled(create_graph);
+  std::vector<std::function<void()>> callbacks;
+  t_callbacks.push_back(&callbacks);
   struct Restore {
     bool mode;
-    ~Restore() { set_grad_enabled(mode); }
+    ~Restore() {
+      set_grad_enabled(mode);
+      t_callbacks.pop_back();
+    }
   } restore{previous_mode};
 
   while (!ready.empty()) {
@@ -143,10 +151,21 @@ std::vector<Tensor> run(const std::vector<Tensor>& outputs, const std::vector<Te
       if (--pending[e.node.get()] == 0) ready.push(e.node);
     }
   }
+  // A callback may queue another; each runs once.
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    std::function<void()> fn = std::move(callbacks[i]);
+    fn();
+  }
   return captured;
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> fn) {
+  OX_CHECK(!t_callbacks.empty(), Value, "queue_callback",
+           "no backward pass is running on this thread");
+  t_callbacks.back()->push_back(std::move(fn));
+}
 
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
               std::optional<bool> retain_graph, bool create_graph) {

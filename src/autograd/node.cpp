@@ -145,6 +145,10 @@ class AccumulateGrad final : public Node {
   bool is_accumulator() const override { return true; }
   std::vector<Tensor> apply(std::vector<Tensor> grads) override {
     accumulate(leaf_->autograd_meta().grad, std::move(grads[0]));
+    if (!hooks_.empty() && hooks_[0] && !hooks_[0]->post_accumulate.empty()) {
+      const Tensor leaf(leaf_);
+      for (auto& [handle, fn] : hooks_[0]->post_accumulate) fn(leaf);
+    }
     return {};
   }
 
@@ -429,20 +433,37 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
   autograd::backward({*this}, {gradient}, retain_graph, create_graph);
 }
 
+namespace {
+int64_t next_hook_handle() {
+  static std::atomic<int64_t> next{1};
+  return next.fetch_add(1);
+}
+}  // namespace
+
 int64_t Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
   OX_CHECK(requires_grad(), Value, "register_hook",
            "cannot register a hook on a tensor that doesn't require grad");
-  static std::atomic<int64_t> next_handle{1};
-  const int64_t handle = next_handle.fetch_add(1);
+  const int64_t handle = next_hook_handle();
   autograd::hooks_of(*this).fns.emplace_back(handle, std::move(hook));
+  return handle;
+}
+
+int64_t Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
+  OX_CHECK(requires_grad(), Value, "register_post_accumulate_grad_hook",
+           "cannot register a hook on a tensor that doesn't require grad");
+  OX_CHECK(!grad_fn(), Value, "register_post_accumulate_grad_hook",
+           "post accumulate grad hooks cannot be registered on non-leaf tensors");
+  const int64_t handle = next_hook_handle();
+  autograd::hooks_of(*this).post_accumulate.emplace_back(handle, std::move(hook));
   return handle;
 }
 
 void Tensor::remove_hook(int64_t handle) const {
   const AutogradMeta* meta = checked("remove_hook").autograd();
   if (!meta || !meta->hooks) return;
-  auto& fns = meta->hooks->fns;
-  std::erase_if(fns, [handle](const auto& h) { return h.first == handle; });
+  const auto same = [handle](const auto& h) { return h.first == handle; };
+  std::erase_if(meta->hooks->fns, same);
+  std::erase_if(meta->hooks->post_accumulate, same);
 }
 
 uint64_t Tensor::version() const { return checked("version").storage()->version(); }

@@ -26,6 +26,8 @@ const char* error_kind_name(ErrorKind kind) {
       return "OutOfMemory";
     case ErrorKind::NotImplemented:
       return "NotImplemented";
+    case ErrorKind::Distributed:
+      return "Distributed";
     case ErrorKind::Internal:
       return "Internal";
   }

@@ -150,10 +150,13 @@ DataLoader::DataLoader(DatasetPtr dataset, DataLoaderOptions options)
            options_.num_workers);
   OX_CHECK(options_.prefetch >= 1, Value, "DataLoader", "prefetch must be >= 1, got ",
            options_.prefetch);
+  OX_CHECK(!(options_.sampler && options_.shuffle), Value, "DataLoader",
+           "sampler and shuffle are mutually exclusive (the sampler decides the order)");
 }
 
 int64_t DataLoader::size() const {
-  const int64_t n = dataset_->size(), b = options_.batch_size;
+  const int64_t n = options_.sampler ? options_.sampler->size() : dataset_->size();
+  const int64_t b = options_.batch_size;
   // Not (n + b - 1) / b: that overflows for a batch size near INT64_MAX.
   return options_.drop_last ? n / b : n / b + (n % b != 0);
 }
@@ -161,7 +164,15 @@ int64_t DataLoader::size() const {
 std::vector<std::vector<int64_t>> DataLoader::batch_indices(int64_t epoch) const {
   const int64_t n = dataset_->size();
   std::vector<int64_t> order(size_t(n), 0);
-  if (options_.shuffle) {
+  if (options_.sampler) {
+    order = options_.sampler->indices(epoch);
+    OX_CHECK(int64_t(order.size()) == options_.sampler->size(), Value, "DataLoader",
+             "the sampler gave ", order.size(), " indices for epoch ", epoch, " but its size() is ",
+             options_.sampler->size());
+    for (const int64_t i : order)
+      OX_CHECK(i >= 0 && i < n, Index, "DataLoader", "the sampler gave index ", i,
+               " for a dataset of ", n, " examples");
+  } else if (options_.shuffle) {
     Generator gen(mix_seed(options_.seed, uint64_t(epoch)));
     order = randperm(n, {.dtype = kI64}, &gen).to_vector<int64_t>();
   } else {

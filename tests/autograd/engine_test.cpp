@@ -6,6 +6,7 @@
 #include <oxmera/oxmera.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "test_util.h"
@@ -54,7 +55,8 @@ TEST(Autograd, GradientsAccumulateUntilReset) {
 
 TEST(Autograd, BroadcastGradientsSumBackToEachShape) {
   Tensor a = ox::tensor({1.0, 2.0, 3.0}, {}).reshape({3, 1}).requires_grad_();
-  Tensor b = ox::tensor({10.0, 20.0, 30.0, 40.0}, {.dtype = ox::kF64}).reshape({1, 4}).requires_grad_();
+  Tensor b =
+      ox::tensor({10.0, 20.0, 30.0, 40.0}, {.dtype = ox::kF64}).reshape({1, 4}).requires_grad_();
   (a * b).sum().backward();  // d/da_i = sum_j b_j = 100; d/db_j = sum_i a_i = 6
   expect_values(a.grad(), {100, 100, 100});
   expect_values(b.grad(), {6, 6, 6, 6});
@@ -84,7 +86,8 @@ TEST(Autograd, NonScalarOutputsNeedAGradient) {
   EXPECT_EQ(kind_of([&] { y.backward(); }), ErrorKind::Value);
   y.backward(ox::tensor({1.0, -1.0}, {.dtype = ox::kF64}));
   expect_values(x.grad(), {2, -2});
-  EXPECT_EQ(kind_of([&] { (x * 2).backward(ox::tensor({1.0}, {.dtype = ox::kF64})); }), ErrorKind::Shape);
+  EXPECT_EQ(kind_of([&] { (x * 2).backward(ox::tensor({1.0}, {.dtype = ox::kF64})); }),
+            ErrorKind::Shape);
   EXPECT_EQ(kind_of([] { ox::tensor({1.0}, {.dtype = ox::kF64}).backward(); }), ErrorKind::Value);
 }
 
@@ -220,6 +223,52 @@ TEST(Autograd, HooksAndRetainedGradients) {
   (void)handle;
 }
 
+TEST(Autograd, PostAccumulateGradHooksSeeTheSummedGradient) {
+  Tensor w = leaf({1, 2});
+  std::vector<std::vector<double>> seen;
+  const int64_t handle = w.register_post_accumulate_grad_hook(
+      [&seen](const Tensor& p) { seen.push_back(p.grad().to(ox::kF64).to_vector<double>()); });
+  // Two uses of w: the hook runs once, after both gradients were added up (3 + 2x).
+  (w * 3 + w * w).sum().backward();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], (std::vector<double>{5, 7}));
+  // A second backward accumulates: the hook sees the running .grad.
+  (w * 3).sum().backward();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1], (std::vector<double>{8, 10}));
+  // autograd::grad does not touch .grad, so the hook does not run.
+  ox::autograd::grad({(w * 2).sum()}, {w});
+  EXPECT_EQ(seen.size(), 2u);
+  w.remove_hook(handle);
+  (w * 3).sum().backward();
+  EXPECT_EQ(seen.size(), 2u);
+  Tensor nonleaf = w * 2;
+  EXPECT_EQ(kind_of([&] { nonleaf.register_post_accumulate_grad_hook([](const Tensor&) {}); }),
+            ErrorKind::Value);
+  Tensor constant = ox::ones({2});
+  EXPECT_EQ(kind_of([&] { constant.register_post_accumulate_grad_hook([](const Tensor&) {}); }),
+            ErrorKind::Value);
+}
+
+TEST(Autograd, QueuedCallbacksRunOnceTheBackwardPassEnds) {
+  Tensor a = leaf({1}), b = leaf({2});
+  std::vector<std::string> events;
+  a.register_post_accumulate_grad_hook([&](const Tensor&) {
+    events.push_back("a");
+    ox::autograd::queue_callback([&] {
+      // Every leaf has its gradient by now, b's too.
+      events.push_back(b.grad().defined() ? "end, b done" : "end, b missing");
+      ox::autograd::queue_callback([&] { events.push_back("queued by a callback"); });
+    });
+  });
+  b.register_post_accumulate_grad_hook([&](const Tensor&) { events.push_back("b"); });
+  (a * 5 + b * b * 7).sum().backward();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[2], "end, b done");
+  EXPECT_EQ(events[3], "queued by a callback");
+  EXPECT_EQ(kind_of([] { ox::autograd::queue_callback([] {}); }), ErrorKind::Value);
+}
+
 TEST(Autograd, GradWithCreateGraphGivesSecondDerivatives) {
   Tensor x = leaf({1, 2, -1});
   Tensor y = (x * x * x).sum();
@@ -280,8 +329,9 @@ TEST(Autograd, GradcheckReportsTheWorstEntry) {
             }),
             ErrorKind::DType);
   EXPECT_EQ(kind_of([] {
-              ox::autograd::gradcheck([](const std::vector<Tensor>& in) { return in; },
-                                      {ox::tensor({1.0}, {.dtype = ox::kF64}).expand({3}).requires_grad_()});
+              ox::autograd::gradcheck(
+                  [](const std::vector<Tensor>& in) { return in; },
+                  {ox::tensor({1.0}, {.dtype = ox::kF64}).expand({3}).requires_grad_()});
             }),
             ErrorKind::Value);
 }

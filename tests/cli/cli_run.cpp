@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <oxmera/oxmera.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -106,6 +107,17 @@ CliResult run_oxmera(const std::vector<std::string>& args, const fs::path& dir,
 std::string describe(const CliResult& r) {
   return "exit " + std::to_string(r.code) + (r.timed_out ? " (killed at the deadline)" : "") +
          "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+std::map<std::string, std::vector<uint8_t>> model_bytes(const std::string& file) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const auto& [name, tensor] : ox::load_safetensors(file)) {
+    if (name.rfind("model.", 0) != 0) continue;
+    const ox::Tensor t = tensor.contiguous();
+    const auto* begin = static_cast<const uint8_t*>(t.raw_data_ptr(t.dtype()));
+    out[name].assign(begin, begin + t.numel() * int64_t(ox::dtype_size(t.dtype())));
+  }
+  return out;
 }
 
 }  // namespace oxtest

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,8 @@ CliResult run_oxmera(const std::vector<std::string>& args, const std::filesystem
 
 // The exit code, the deadline if it struck, stdout and stderr: for failure messages.
 std::string describe(const CliResult& r);
+
+// The bytes of each "model." tensor of a checkpoint, by name (for bitwise comparisons).
+std::map<std::string, std::vector<uint8_t>> model_bytes(const std::string& file);
 
 }  // namespace oxtest

@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 
 using oxtest::CliResult;
 using oxtest::describe;
+using oxtest::model_bytes;
 
 // Runs `oxmera ARGS...` in `dir`; `on_output`, when given, sees stdout as it grows and the
 // process id (to signal it) until it returns true.
@@ -78,18 +79,6 @@ class TrainCli : public ::testing::Test {
   }
   fs::path dir_;
 };
-
-// The bytes of each "model." tensor of a checkpoint, by name.
-std::map<std::string, std::vector<uint8_t>> model_bytes(const std::string& file) {
-  std::map<std::string, std::vector<uint8_t>> out;
-  for (const auto& [name, tensor] : ox::load_safetensors(file)) {
-    if (name.rfind("model.", 0) != 0) continue;
-    const ox::Tensor t = tensor.contiguous();
-    const auto* begin = static_cast<const uint8_t*>(t.raw_data_ptr(t.dtype()));
-    out[name].assign(begin, begin + t.numel() * int64_t(ox::dtype_size(t.dtype())));
-  }
-  return out;
-}
 
 // --- bad input: exit 2 and the typed error ------------------------------------------------
 

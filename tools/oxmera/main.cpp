@@ -1,6 +1,7 @@
 // oxmera: what this machine can do (doctor), what a weights file holds (inspect),
 // PyTorch checkpoints to safetensors (convert), how fast it
-// runs the workloads (bench), training with a live view (train) and comparing runs (dashboard).
+// runs the workloads (bench), training with a live view (train), comparing runs (dashboard) and
+// starting the ranks of a data-parallel run (launch).
 
 #include <oxmera/oxmera.h>
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
     add(oxcli::add_bench);
     add(oxcli::add_train);
     add(oxcli::add_dashboard);
+    add(oxcli::add_launch);
     return out;
   }();
   try {

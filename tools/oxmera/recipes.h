@@ -33,6 +33,10 @@ struct TrainConfig {
   std::string log;
   std::string tensorboard;
   bool tui = false;
+  // One rank of a data-parallel run (oxmera launch sets RANK, WORLD_SIZE, MASTER_*): each
+  // trains on its shard of every epoch, gradients averaged over the ranks; rank 0 alone
+  // writes the checkpoint and logs and prints.
+  bool ddp = false;
   std::set<std::string> given;
   bool was_given(const std::string& flag) const { return given.count(flag) != 0; }
 };

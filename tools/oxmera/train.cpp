@@ -186,6 +186,8 @@ struct Run {
   std::unique_ptr<ox::io::TensorBoardWriter> tensorboard;
   int64_t step = 0, epoch = 0;
   ox::Device device = ox::Device::cpu();
+  ox::nn::parallel::DistributedDataParallel ddp = nullptr;  // with --ddp
+  bool leader = true;  // rank 0, or the only process: writes, logs and prints
   // The flags a resumed run took from its checkpoint ("--lr 0.001", ...), for the resume line.
   std::vector<std::string> inherited;
 
@@ -239,6 +241,9 @@ struct Run {
     if (config.limit > 0) flag("--limit", std::to_string(config.limit));
     if (config.save != "oxmera-" + config.recipe + ".safetensors") flag("--save", config.save);
     flag("--resume", config.save);
+    if (ddp)  // the same number of ranks: each rank's shard depends on it
+      command = "oxmera launch -n " + std::to_string(ddp->process_group()->size()) + " -- " +
+                command + " --ddp";
     return command;
   }
 };
@@ -308,6 +313,16 @@ Run prepare(const TrainConfig& given) {
   Run run;
   run.config = given;
   TrainConfig& config = run.config;
+  if (config.ddp) {
+    OX_CHECK(device.is_cpu(), Device, "oxmera train",
+             "--ddp trains CPU replicas (the gloo backend); --device ", given.device,
+             " would need NCCL, which this build does not have");
+    OX_CHECK(!config.tui, Value, "oxmera train", "--tui and --ddp do not go together");
+    ox::distributed::init_process_group({.backend = "gloo"});
+    run.leader = ox::distributed::get_rank() == 0;
+    // The other ranks print nothing: rank 0 speaks for the run (errors still reach stderr).
+    if (!run.leader && !std::freopen("/dev/null", "w", stdout)) std::perror("oxmera train");
+  }
   std::optional<ox::TensorDict> stored_tensors;
   RunSettings stored;
   if (!config.resume.empty()) {
@@ -335,12 +350,18 @@ Run prepare(const TrainConfig& given) {
   run.batch_size = config.batch_size > 0 ? config.batch_size : run.task.batch_size;
   run.lr = config.lr > 0 ? config.lr : run.task.lr;
   run.optimizer_name = config.optimizer.empty() ? run.task.optimizer : config.optimizer;
+  // With --ddp each rank batches its shard of the epoch's shuffle (the same on every rank).
+  ox::data::SamplerPtr sampler;
+  if (config.ddp)
+    sampler = std::make_shared<ox::data::DistributedSampler>(
+        run.task.train->size(), ox::data::DistributedSamplerOptions{.seed = config.seed});
   run.loader = std::make_unique<ox::data::DataLoader>(
       run.task.train, ox::data::DataLoaderOptions{.batch_size = run.batch_size,
-                                                  .shuffle = true,
+                                                  .shuffle = sampler == nullptr,
                                                   .num_workers = 1,
                                                   .seed = config.seed,
-                                                  .pin_memory = !device.is_cpu()});
+                                                  .pin_memory = !device.is_cpu(),
+                                                  .sampler = sampler});
   const int64_t per_epoch = run.loader->size();
   check_sizes(run, per_epoch);
   run.optimizer = make_optimizer(run.optimizer_name, run.task.model->parameters(), run.lr,
@@ -368,6 +389,14 @@ Run prepare(const TrainConfig& given) {
              "--epochs ", config.epochs, " ends before epoch ", run.epoch + 1,
              ", which checkpoint '", config.resume, "' stopped in the middle of");
   }
+  if (config.ddp) {
+    // After the resume: rank 0's restored weights are what DDP hands every rank.
+    run.ddp = ox::nn::parallel::DistributedDataParallel(run.task.model);
+    run.task.logits = [ddp = run.ddp, f = run.task.logits](const ox::Tensor& x) {
+      return ddp->call([&] { return f(x); });
+    };
+  }
+  if (!run.leader) return run;
   if (!config.log.empty()) run.log = std::make_unique<ox::io::JsonlLogger>(config.log);
   if (!config.tensorboard.empty())
     run.tensorboard = std::make_unique<ox::io::TensorBoardWriter>(config.tensorboard);
@@ -406,10 +435,20 @@ std::vector<std::pair<std::string, double>> gradient_norms(const ox::TensorDict&
   return out;
 }
 
+// With --ddp every rank stops after the same step, when any was asked to (a signal reaches
+// the ranks at different moments), so rank 0's checkpoint is where all of them are.
+Stop agreed_stop(const Run& run, Stop local) {
+  if (!run.ddp) return local;
+  ox::Tensor code = ox::full({}, double(local.quit ? 1000 : local.signal), {.dtype = ox::kI32});
+  ox::distributed::all_reduce(code, ox::distributed::ReduceOp::Max);
+  const int agreed = code.item<int>();
+  return agreed == 0 ? Stop{} : agreed == 1000 ? Stop{.quit = true} : Stop{.signal = agreed};
+}
+
 // After a stop in the middle of an epoch: saves where the run is and says how to go on. A
 // signal's exit code is 128 + its number; q is a normal end (0).
 int stopped(Run& run, TrainView& view, Stop stop) {
-  ox::save_checkpoint(run.config.save, run.checkpoint());
+  if (run.leader) ox::save_checkpoint(run.config.save, run.checkpoint());
   flush_logs(run);
   view.close();
   std::printf(
@@ -569,13 +608,13 @@ int train(Run& run) {
       if (run.tensorboard)
         run.tensorboard->add_scalars(
             {{"loss", info.loss}, {"lr", info.lr}, {"grad_norm", info.grad_norm}}, run.step);
-      if (const Stop stop = check_stop(*view)) return stopped(run, *view, stop);
+      if (const Stop stop = agreed_stop(run, check_stop(*view))) return stopped(run, *view, stop);
     }
     view->end_epoch();
     // Each finished epoch is a checkpoint too: a crash loses at most one epoch.
     const int64_t finished = run.epoch;
     ++run.epoch;
-    ox::save_checkpoint(config.save, run.checkpoint());
+    if (run.leader) ox::save_checkpoint(config.save, run.checkpoint());
     run.epoch = finished;
     view->evaluating();
     Stop stop;
@@ -594,7 +633,7 @@ int train(Run& run) {
   flush_logs(run);
   // Again, for a run resumed with nothing left to train (evaluation and sampling change no
   // state a checkpoint holds, so this is the last epoch's checkpoint otherwise).
-  ox::save_checkpoint(config.save, run.checkpoint());
+  if (run.leader) ox::save_checkpoint(config.save, run.checkpoint());
   view->finished(result_text(run, *result) + "; checkpoint saved to " + config.save);
   view->close();
   std::printf("%s\n", result_text(run, *result).c_str());
@@ -647,6 +686,9 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--log", config->log, "JSON-lines log: one record per step and evaluation");
   cmd->add_option("--tensorboard", config->tensorboard, "TensorBoard event folder");
   cmd->add_flag("--tui", config->tui, "a full-screen dashboard (q quit, p pause, tab panels)");
+  cmd->add_flag("--ddp", config->ddp,
+                "one rank of a data-parallel run: start the ranks with oxmera launch -n N (or "
+                "set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
   return [config, cmd]() -> int {
     for (const CLI::Option* option : cmd->get_options())
       if (option->count() > 0) config->given.insert(option->get_name());

@@ -20,6 +20,7 @@ enum class ErrorKind {
   Backend,
   OutOfMemory,  // an allocation failed (std::bad_alloc inside oxmera becomes this)
   NotImplemented,
+  Distributed,  // a collective failed: a rank left or stalled, or the ranks disagree
   Internal,
 };
 

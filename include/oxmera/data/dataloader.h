@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "oxmera/data/dataset.h"
+#include "oxmera/data/sampler.h"
 
 namespace ox::data {
 
@@ -30,6 +31,8 @@ struct DataLoaderOptions {
   // Batches in page-locked memory (Tensor::pin_memory), for asynchronous copies to a CUDA device
   // (to(device, {.non_blocking = true})); ignored where CUDA is unavailable, as PyTorch does.
   bool pin_memory = false;
+  // Which indices an epoch batches, in order (sampler.h); not with shuffle, as in PyTorch.
+  SamplerPtr sampler;
 };
 
 // Stacks the examples' data and targets along a new first dim (0-d targets give [B]).

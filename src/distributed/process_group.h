@@ -1,0 +1,89 @@
+#pragma once
+// What the Gloo and MPI groups share: collectives queued to one thread of the group's own (the
+// issue order is the order every rank runs them in), argument checks, the reductions over raw
+// buffers, the optional cross-rank check of shapes and dtypes, and the one error a failed
+// collective leaves behind.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "oxmera/distributed.h"
+
+namespace ox::distributed::detail {
+
+// out[i] = a[i] (op) b[i] for n elements of dtype; Avg reduces as Sum (see finish_avg).
+using ReduceFn = void (*)(void* out, const void* a, const void* b, size_t n);
+ReduceFn reduce_fn(DType dtype, ReduceOp op);
+// Divides n elements of a floating dtype in place by `by` (Avg's last step).
+void finish_avg(DType dtype, void* data, size_t n, int by);
+void check_reduce_op(const char* op, DType dtype, ReduceOp reduce);
+
+// A tensor a CPU collective can work in place on: defined, on the CPU, contiguous.
+void check_cpu_tensor(const char* op, const Tensor& t, const char* what,
+                      const std::string& backend);
+void check_same_layout(const char* op, const Tensor& want, const Tensor& got, const char* what);
+
+// What every rank states about a collective before it runs, when checking is on
+// (OXMERA_DISTRIBUTED_DEBUG=1): a mismatch is named instead of corrupting or hanging.
+struct Signature {
+  uint64_t sequence = 0;
+  int32_t op = 0;
+  int32_t dtype = 0;
+  int64_t numel = 0;
+  int32_t ndim = 0;
+  int32_t root = 0;  // broadcast's src; the reduction for reductions
+  int64_t shape[8] = {};
+};
+Signature signature_of(uint64_t sequence, const char* op, const Tensor& t, int root);
+// What compare_signatures throws: the collective never started, so nothing more to explain.
+class Mismatch : public Error {
+ public:
+  using Error::Error;
+};
+// Throws Mismatch naming the first rank whose signature differs from rank 0's.
+void compare_signatures(const char* op, const std::vector<Signature>& all,
+                        const std::string& group);
+bool debug_checks_enabled();
+
+class QueuedGroup : public ProcessGroup {
+ public:
+  ~QueuedGroup() override;
+
+ protected:
+  QueuedGroup(int rank, int size, std::vector<int> global_ranks, StorePtr store,
+              Milliseconds timeout);
+  // Runs body(sequence) on the group's thread after everything issued before it; the Work
+  // completes when it has run. `keep` stays alive until then.
+  WorkPtr enqueue(const char* op, std::vector<Tensor> keep, std::function<void(uint64_t)> body);
+  // Stops the thread (after what is queued) — the backend's own teardown must come after.
+  void shut_down();
+  // The error a failed collective becomes: which collective, which ranks are gone or stalled.
+  Error describe_failure(const char* op, uint64_t sequence, const std::string& cause);
+  std::string name() const;
+
+  StorePtr store_;
+  Milliseconds timeout_;
+
+ private:
+  struct Task {
+    const char* op;
+    std::function<void(uint64_t)> body;
+    std::promise<void> done;
+  };
+  void loop();
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Task> queue_;
+  bool stopping_ = false;
+  uint64_t next_sequence_ = 0;
+  std::optional<Error> broken_;  // the first failure: every later collective raises it
+  std::thread thread_;
+};
+
+}  // namespace ox::distributed::detail
