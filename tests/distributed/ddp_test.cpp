@@ -82,7 +82,7 @@ void expect_equivalent(const std::function<nn::Sequential()>& make, const ox::Sh
     worst = std::max(worst, std::abs(ddp[i] - alone[i]) / (1e-3 + std::abs(alone[i])));
   // f32, not bitwise: the lone process sums 2B examples' gradients in one GEMM reduction,
   // the ranks B each and then across ranks.
-  EXPECT_LT(worst, 1e-3) << "relative difference after 20 steps";
+  EXPECT_LT(worst, 1e-4) << "relative difference after 20 steps";
   std::printf("largest relative difference after 20 steps: %.3g\n", worst);
   // Every rank holds the same parameters, bit for bit (one all-reduce result for all).
   ox::Tensor mine = ox::tensor(ddp, {int64_t(ddp.size())});
