@@ -29,24 +29,25 @@ namespace detail {
 
 namespace {
 
-// Integer sums and products wrap (as in PyTorch) instead of overflowing into undefined behaviour.
+// Integer sums and products wrap (as in PyTorch) instead of overflowing into undefined
+// behaviour: computed unsigned, at least as wide as unsigned int (narrower types would be
+// promoted to int and could overflow there).
+template <class T>
+using Wrapping =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 template <class T>
 T wrap_add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) + U(b));
-  } else {
+  if constexpr (std::is_integral_v<T>)
+    return T(Wrapping<T>(a) + Wrapping<T>(b));
+  else
     return a + b;
-  }
 }
 template <class T>
 T wrap_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) * U(b));
-  } else {
+  if constexpr (std::is_integral_v<T>)
+    return T(Wrapping<T>(a) * Wrapping<T>(b));
+  else
     return a * b;
-  }
 }
 
 template <class T, ReduceOp Op>
