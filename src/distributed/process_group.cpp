@@ -131,7 +131,9 @@ Signature signature_of(uint64_t sequence, const char* op, const Tensor& t, int r
   Signature s;
   s.sequence = sequence;
   // The op's name hashed: equal on every rank that runs the same collective.
-  for (const char* c = op; *c; ++c) s.op = s.op * 31 + *c;
+  uint32_t hash = 0;  // unsigned: it wraps
+  for (const char* c = op; *c; ++c) hash = hash * 31u + uint8_t(*c);
+  s.op = int32_t(hash);
   if (t.defined()) {
     s.dtype = int32_t(t.dtype());
     s.numel = t.numel();

@@ -229,9 +229,11 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(ModulePtr module, Optio
   for (const Tensor& p : module_->parameters())
     if (p.requires_grad()) trained.push_back(p);
   // The same model on every rank: count and shapes agree, or nothing else will.
-  int64_t fingerprint = int64_t(trained.size());
+  // (A hash: unsigned, so that it wraps instead of overflowing.)
+  uint64_t hash = trained.size();
   for (const Tensor& p : trained)
-    for (const int64_t d : p.shape()) fingerprint = fingerprint * 1000003 + d + 1;
+    for (const int64_t d : p.shape()) hash = hash * 1000003u + uint64_t(d) + 1;
+  const auto fingerprint = int64_t(hash);
   Tensor mine = ox::tensor(std::vector<int64_t>{fingerprint}, {1});
   Tensor all = ox::zeros({group_->size()}, {.dtype = kI64});
   group_->all_gather_into_tensor(all, mine)->wait();
