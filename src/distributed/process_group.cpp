@@ -220,6 +220,46 @@ std::string QueuedGroup::name() const {
   return ox::detail::concat(backend(), " group of ", size_, " (rank ", rank_, ")");
 }
 
+void QueuedGroup::check_tensor(const char* op, const Tensor& t, const char* what) const {
+  check_cpu_tensor(op, t, what, backend());
+}
+
+void QueuedGroup::check_list(const char* op, const std::vector<Tensor>& list, const Tensor& like,
+                             const char* what) const {
+  OX_CHECK(int(list.size()) == size_, Value, op, "got ", list.size(), " ", what,
+           " tensors for a group of ", size_);
+  for (const Tensor& t : list) {
+    check_tensor(op, t, what);
+    check_same_layout(op, like, t, what);
+  }
+}
+
+void QueuedGroup::check_bucket(const char* op, const std::vector<Tensor>& tensors,
+                               ReduceOp reduce) const {
+  OX_CHECK(!tensors.empty(), Value, op, "no tensors");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    check_tensor(op, tensors[i], "a tensor");
+    OX_CHECK(tensors[i].dtype() == tensors[0].dtype(), DType, op, "tensors[", i, "] has dtype ",
+             tensors[i].dtype(), " but tensors[0] ", tensors[0].dtype(), " (one dtype per call)");
+  }
+  check_reduce_op(op, tensors[0].dtype(), reduce);
+}
+
+void QueuedGroup::check_whole_and_part(const char* op, const Tensor& whole,
+                                       const Tensor& part) const {
+  check_tensor(op, whole, "the whole tensor");
+  check_tensor(op, part, "the part");
+  OX_CHECK(whole.dtype() == part.dtype() && whole.numel() == part.numel() * size_, Shape, op,
+           "the whole (", whole.dtype(), " ", whole.shape(), ") must hold ", size_, " x the part (",
+           part.dtype(), " ", part.shape(), ")");
+}
+
+void QueuedGroup::check_rank(const char* op, int r, const char* what, bool other_than_this) const {
+  OX_CHECK(r >= 0 && r < size_, Value, op, what, " = ", r, " is not a rank of this group of ",
+           size_);
+  OX_CHECK(!other_than_this || r != rank_, Value, op, what, " = ", r, " is this rank itself");
+}
+
 WorkPtr QueuedGroup::enqueue(const char* op, std::vector<Tensor> keep,
                              std::function<void(uint64_t)> body) {
   Task task{op, std::move(body), {}};

@@ -66,6 +66,16 @@ class QueuedGroup : public ProcessGroup {
   Error describe_failure(const char* op, uint64_t sequence, const std::string& cause);
   std::string name() const;
 
+  // The argument checks every backend makes before queueing (Value/DType/Shape/Device errors
+  // on the caller's thread): one CPU-contiguous tensor; size() tensors laid out as `like`; one
+  // dtype for a bucket; `whole` holding size() x `part`; a rank of this group (not this one).
+  void check_tensor(const char* op, const Tensor& t, const char* what) const;
+  void check_list(const char* op, const std::vector<Tensor>& list, const Tensor& like,
+                  const char* what) const;
+  void check_bucket(const char* op, const std::vector<Tensor>& tensors, ReduceOp reduce) const;
+  void check_whole_and_part(const char* op, const Tensor& whole, const Tensor& part) const;
+  void check_rank(const char* op, int r, const char* what, bool other_than_this) const;
+
   StorePtr store_;
   Milliseconds timeout_;
 

@@ -78,7 +78,7 @@ class GlooGroup final : public QueuedGroup {
   std::string backend() const override { return "gloo"; }
 
   WorkPtr all_reduce(Tensor& tensor, ReduceOp op) override {
-    check("all_reduce", tensor, "tensor");
+    check_tensor("all_reduce", tensor, "tensor");
     check_reduce_op("all_reduce", tensor.dtype(), op);
     return enqueue("all_reduce", {tensor}, [this, tensor, op](uint64_t seq) {
       agree("all_reduce", seq, tensor, int(op));
@@ -87,14 +87,7 @@ class GlooGroup final : public QueuedGroup {
   }
 
   WorkPtr all_reduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op) override {
-    OX_CHECK(!tensors.empty(), Value, "all_reduce_coalesced", "no tensors");
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      check("all_reduce_coalesced", tensors[i], "tensors[i]");
-      OX_CHECK(tensors[i].dtype() == tensors[0].dtype(), DType, "all_reduce_coalesced", "tensors[",
-               i, "] has dtype ", tensors[i].dtype(), " but tensors[0] ", tensors[0].dtype(),
-               " (one dtype per call)");
-    }
-    check_reduce_op("all_reduce_coalesced", tensors[0].dtype(), op);
+    check_bucket("all_reduce_coalesced", tensors, op);
     return enqueue("all_reduce_coalesced", tensors, [this, tensors, op](uint64_t seq) {
       int64_t total = 0;
       for (const Tensor& t : tensors) total += t.numel();
@@ -117,8 +110,8 @@ class GlooGroup final : public QueuedGroup {
   }
 
   WorkPtr broadcast(Tensor& tensor, int src) override {
-    check("broadcast", tensor, "tensor");
-    check_rank("broadcast", src, "src");
+    check_tensor("broadcast", tensor, "tensor");
+    check_rank("broadcast", src, "src", false);
     return enqueue("broadcast", {tensor}, [this, tensor, src](uint64_t seq) {
       agree("broadcast", seq, tensor, src);
       if (tensor.numel() == 0 || size_ == 1) return;
@@ -134,13 +127,8 @@ class GlooGroup final : public QueuedGroup {
   }
 
   WorkPtr all_gather(std::vector<Tensor>& outputs, const Tensor& input) override {
-    check("all_gather", input, "input");
-    OX_CHECK(int(outputs.size()) == size_, Value, "all_gather", "got ", outputs.size(),
-             " output tensors for a group of ", size_);
-    for (const Tensor& o : outputs) {
-      check("all_gather", o, "an output");
-      check_same_layout("all_gather", input, o, "an output");
-    }
+    check_tensor("all_gather", input, "input");
+    check_list("all_gather", outputs, input, "output");
     std::vector<Tensor> keep = outputs;
     keep.push_back(input);
     return enqueue("all_gather", keep, [this, outputs, input](uint64_t seq) {
@@ -155,11 +143,7 @@ class GlooGroup final : public QueuedGroup {
   }
 
   WorkPtr all_gather_into_tensor(Tensor& output, const Tensor& input) override {
-    check("all_gather_into_tensor", input, "input");
-    check("all_gather_into_tensor", output, "output");
-    OX_CHECK(output.dtype() == input.dtype() && output.numel() == input.numel() * size_, Shape,
-             "all_gather_into_tensor", "output (", output.dtype(), " ", output.shape(),
-             ") must hold ", size_, " x input (", input.dtype(), " ", input.shape(), ")");
+    check_whole_and_part("all_gather_into_tensor", output, input);
     return enqueue("all_gather_into_tensor", {output, input}, [this, output, input](uint64_t seq) {
       agree("all_gather_into_tensor", seq, input, 0);
       gather(seq, input, bytes_of(output));
@@ -167,14 +151,9 @@ class GlooGroup final : public QueuedGroup {
   }
 
   WorkPtr reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op) override {
-    check("reduce_scatter", output, "output");
+    check_tensor("reduce_scatter", output, "output");
     check_reduce_op("reduce_scatter", output.dtype(), op);
-    OX_CHECK(int(inputs.size()) == size_, Value, "reduce_scatter", "got ", inputs.size(),
-             " input tensors for a group of ", size_);
-    for (const Tensor& in : inputs) {
-      check("reduce_scatter", in, "an input");
-      check_same_layout("reduce_scatter", output, in, "an input");
-    }
+    check_list("reduce_scatter", inputs, output, "input");
     std::vector<Tensor> keep = inputs;
     keep.push_back(output);
     return enqueue("reduce_scatter", keep, [this, output, inputs, op](uint64_t seq) {
@@ -189,12 +168,8 @@ class GlooGroup final : public QueuedGroup {
   }
 
   WorkPtr reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) override {
-    check("reduce_scatter_tensor", input, "input");
-    check("reduce_scatter_tensor", output, "output");
+    check_whole_and_part("reduce_scatter_tensor", input, output);
     check_reduce_op("reduce_scatter_tensor", output.dtype(), op);
-    OX_CHECK(output.dtype() == input.dtype() && input.numel() == output.numel() * size_, Shape,
-             "reduce_scatter_tensor", "input (", input.dtype(), " ", input.shape(), ") must hold ",
-             size_, " x output (", output.dtype(), " ", output.shape(), ")");
     return enqueue("reduce_scatter_tensor", {output, input},
                    [this, output, input, op](uint64_t seq) {
                      agree("reduce_scatter_tensor", seq, input, int(op));
@@ -216,30 +191,18 @@ class GlooGroup final : public QueuedGroup {
   }
 
   WorkPtr send(const Tensor& tensor, int dst, int tag) override {
-    check("send", tensor, "tensor");
-    check_peer("send", dst, "dst");
+    check_tensor("send", tensor, "tensor");
+    check_rank("send", dst, "dst", true);
     return point_to_point(tensor, dst, tag, true);
   }
 
   WorkPtr recv(Tensor& tensor, int src, int tag) override {
-    check("recv", tensor, "tensor");
-    check_peer("recv", src, "src");
+    check_tensor("recv", tensor, "tensor");
+    check_rank("recv", src, "src", true);
     return point_to_point(tensor, src, tag, false);
   }
 
  private:
-  void check(const char* op, const Tensor& t, const char* what) const {
-    check_cpu_tensor(op, t, what, "gloo");
-  }
-  void check_rank(const char* op, int r, const char* what) const {
-    OX_CHECK(r >= 0 && r < size_, Value, op, what, " = ", r, " is not a rank of this group of ",
-             size_);
-  }
-  void check_peer(const char* op, int r, const char* what) const {
-    check_rank(op, r, what);
-    OX_CHECK(r != rank_, Value, op, what, " = ", r, " is this rank itself");
-  }
-
   // The debug check: every rank's signature of this collective must equal rank 0's.
   void agree(const char* op, uint64_t seq, const Tensor& t, int root, int64_t numel = -1,
              DType dtype = kF32) {

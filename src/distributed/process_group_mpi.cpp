@@ -118,28 +118,21 @@ class MpiGroup final : public QueuedGroup {
   std::string backend() const override { return "mpi"; }
 
   WorkPtr all_reduce(Tensor& t, ReduceOp op) override {
-    check("all_reduce", t);
+    check_tensor("all_reduce", t, "tensor");
     check_reduce_op("all_reduce", t.dtype(), op);
     return enqueue("all_reduce", {t}, [this, t, op](uint64_t) {
       reduce(bytes_of(t), t.dtype(), size_t(t.numel()), op);
     });
   }
   WorkPtr all_reduce_coalesced(std::vector<Tensor>& ts, ReduceOp op) override {
-    OX_CHECK(!ts.empty(), Value, "all_reduce_coalesced", "no tensors");
-    for (const Tensor& t : ts) {
-      check("all_reduce_coalesced", t);
-      OX_CHECK(t.dtype() == ts[0].dtype(), DType, "all_reduce_coalesced", "tensors of ", t.dtype(),
-               " and ", ts[0].dtype(), " (one dtype per call)");
-    }
-    check_reduce_op("all_reduce_coalesced", ts[0].dtype(), op);
+    check_bucket("all_reduce_coalesced", ts, op);
     return enqueue("all_reduce_coalesced", ts, [this, ts, op](uint64_t) {
       for (const Tensor& t : ts) reduce(bytes_of(t), t.dtype(), size_t(t.numel()), op);
     });
   }
   WorkPtr broadcast(Tensor& t, int src) override {
-    check("broadcast", t);
-    OX_CHECK(src >= 0 && src < size_, Value, "broadcast", "src = ", src,
-             " is not a rank of this group of ", size_);
+    check_tensor("broadcast", t, "tensor");
+    check_rank("broadcast", src, "src", false);
     return enqueue("broadcast", {t}, [this, t, src](uint64_t) {
       in_pieces(t.nbytes(), 1, [&](size_t at, int n) {
         check_mpi(MPI_Bcast(bytes_of(t) + at, n, MPI_BYTE, src, comm_), "broadcast");
@@ -147,13 +140,8 @@ class MpiGroup final : public QueuedGroup {
     });
   }
   WorkPtr all_gather(std::vector<Tensor>& outs, const Tensor& in) override {
-    check("all_gather", in);
-    OX_CHECK(int(outs.size()) == size_, Value, "all_gather", "got ", outs.size(),
-             " output tensors for a group of ", size_);
-    for (const Tensor& o : outs) {
-      check("all_gather", o);
-      check_same_layout("all_gather", in, o, "an output");
-    }
+    check_tensor("all_gather", in, "input");
+    check_list("all_gather", outs, in, "output");
     std::vector<Tensor> keep = outs;
     keep.push_back(in);
     return enqueue("all_gather", keep, [this, outs, in](uint64_t) {
@@ -164,23 +152,14 @@ class MpiGroup final : public QueuedGroup {
     });
   }
   WorkPtr all_gather_into_tensor(Tensor& out, const Tensor& in) override {
-    check("all_gather_into_tensor", in);
-    check("all_gather_into_tensor", out);
-    OX_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() * size_, Shape,
-             "all_gather_into_tensor", "output (", out.dtype(), " ", out.shape(), ") must hold ",
-             size_, " x input (", in.dtype(), " ", in.shape(), ")");
+    check_whole_and_part("all_gather_into_tensor", out, in);
     return enqueue("all_gather_into_tensor", {out, in},
                    [this, out, in](uint64_t) { gather(in, bytes_of(out)); });
   }
   WorkPtr reduce_scatter(Tensor& out, const std::vector<Tensor>& ins, ReduceOp op) override {
-    check("reduce_scatter", out);
+    check_tensor("reduce_scatter", out, "output");
     check_reduce_op("reduce_scatter", out.dtype(), op);
-    OX_CHECK(int(ins.size()) == size_, Value, "reduce_scatter", "got ", ins.size(),
-             " input tensors for a group of ", size_);
-    for (const Tensor& in : ins) {
-      check("reduce_scatter", in);
-      check_same_layout("reduce_scatter", out, in, "an input");
-    }
+    check_list("reduce_scatter", ins, out, "input");
     std::vector<Tensor> keep = ins;
     keep.push_back(out);
     return enqueue("reduce_scatter", keep, [this, out, ins, op](uint64_t) {
@@ -191,12 +170,8 @@ class MpiGroup final : public QueuedGroup {
     });
   }
   WorkPtr reduce_scatter_tensor(Tensor& out, const Tensor& in, ReduceOp op) override {
-    check("reduce_scatter_tensor", in);
-    check("reduce_scatter_tensor", out);
+    check_whole_and_part("reduce_scatter_tensor", in, out);
     check_reduce_op("reduce_scatter_tensor", out.dtype(), op);
-    OX_CHECK(out.dtype() == in.dtype() && in.numel() == out.numel() * size_, Shape,
-             "reduce_scatter_tensor", "input (", in.dtype(), " ", in.shape(), ") must hold ", size_,
-             " x output (", out.dtype(), " ", out.shape(), ")");
     return enqueue("reduce_scatter_tensor", {out, in},
                    [this, out, in, op](uint64_t) { scatter(bytes_of(in), out, op); });
   }
@@ -204,16 +179,16 @@ class MpiGroup final : public QueuedGroup {
     return enqueue("barrier", {}, [this](uint64_t) { check_mpi(MPI_Barrier(comm_), "barrier"); });
   }
   WorkPtr send(const Tensor& t, int dst, int tag) override {
-    check("send", t);
-    check_peer("send", dst);
+    check_tensor("send", t, "tensor");
+    check_rank("send", dst, "dst", true);
     OX_CHECK(t.nbytes() <= size_t(INT_MAX), Value, "send", "tensors over 2 GiB are not sent whole");
     MPI_Request request;
     check_mpi(MPI_Isend(bytes_of(t), int(t.nbytes()), MPI_BYTE, dst, tag, comm_, &request), "send");
     return std::make_shared<MpiWork>(request, t, "send");
   }
   WorkPtr recv(Tensor& t, int src, int tag) override {
-    check("recv", t);
-    check_peer("recv", src);
+    check_tensor("recv", t, "tensor");
+    check_rank("recv", src, "src", true);
     OX_CHECK(t.nbytes() <= size_t(INT_MAX), Value, "recv", "tensors over 2 GiB are not sent whole");
     MPI_Request request;
     check_mpi(MPI_Irecv(bytes_of(t), int(t.nbytes()), MPI_BYTE, src, tag, comm_, &request), "recv");
@@ -242,13 +217,6 @@ class MpiGroup final : public QueuedGroup {
     int n = 1;
     MPI_Comm_size(c, &n);
     return n;
-  }
-  void check(const char* op, const Tensor& t) const {
-    check_cpu_tensor(op, t, "the tensor", "mpi");
-  }
-  void check_peer(const char* op, int r) const {
-    OX_CHECK(r >= 0 && r < size_ && r != rank_, Value, op, "peer ", r,
-             " is not another rank of this group of ", size_);
   }
   void reduce(uint8_t* data, DType dtype, size_t n, ReduceOp op) {
     in_pieces(n, dtype_size(dtype), [&](size_t at, int count) {
