@@ -186,7 +186,7 @@ struct InitOptions {
   int rank = -1;        // -1: $RANK (MPI: its own)
   int world_size = -1;  // -1: $WORLD_SIZE (MPI: its own)
   Milliseconds timeout = kDefaultTimeout;
-  StorePtr store;  // a store to use instead of init_method's
+  StorePtr store{};  // a store to use instead of init_method's
 };
 
 void init_process_group(InitOptions options = {});
@@ -205,7 +205,7 @@ bool is_backend_available(const std::string& backend);
 // The collectives of `group` (the default group when null). With async_op the Work comes back
 // unfinished; without, it is finished (and its error raised) before the call returns.
 struct CollectiveOptions {
-  ProcessGroupPtr group;
+  ProcessGroupPtr group{};
   OX_NAMED_FIELDS_ONLY;
   bool async_op = false;
 };

@@ -114,11 +114,11 @@ class Reducer {
   struct Bucket {
     DType dtype;
     Device device;
-    std::vector<int64_t> params;
+    std::vector<int64_t> params{};
     int64_t numel = 0, bytes = 0;
-    Tensor flat;
+    Tensor flat{};
     int64_t pending = 0;
-    dist::WorkPtr work;
+    dist::WorkPtr work{};
     int64_t ready_at_launch = -1;
   };
 

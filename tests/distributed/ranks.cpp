@@ -48,8 +48,11 @@ void init_child(std::chrono::milliseconds timeout) {
 
 bool run_under_mpirun(int world, const std::vector<std::string>& children, std::string& output) {
   std::string filter;
-  for (const std::string& c : children)
-    filter += (filter.empty() ? "" : ":") + ("DistChild.DISABLED_" + c);
+  for (const std::string& c : children) {
+    if (!filter.empty()) filter += ':';
+    filter += "DistChild.DISABLED_";
+    filter += c;
+  }
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
   const auto log = std::filesystem::temp_directory_path() /
                    ("oxmera-mpirun-" + std::to_string(::getpid()) + ".log");

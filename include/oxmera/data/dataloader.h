@@ -32,7 +32,7 @@ struct DataLoaderOptions {
   // (to(device, {.non_blocking = true})); ignored where CUDA is unavailable, as PyTorch does.
   bool pin_memory = false;
   // Which indices an epoch batches, in order (sampler.h); not with shuffle, as in PyTorch.
-  SamplerPtr sampler;
+  SamplerPtr sampler{};
 };
 
 // Stacks the examples' data and targets along a new first dim (0-d targets give [B]).

@@ -30,7 +30,7 @@
 namespace ox::nn::parallel {
 
 struct DistributedDataParallelOptions {
-  distributed::ProcessGroupPtr process_group;  // null: the default group
+  distributed::ProcessGroupPtr process_group{};  // null: the default group
   OX_NAMED_FIELDS_ONLY;
   double bucket_cap_mb = 25;
   // Broadcast rank 0's buffers (BatchNorm's running statistics) before every forward.
