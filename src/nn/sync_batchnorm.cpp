@@ -1,0 +1,93 @@
+// SyncBatchNorm: the batch statistics are all-reduced over the process group, and so are their
+// gradients, through a differentiable all-reduce; the normalization itself is public ops, so
+// autograd derives the rest of backward.
+
+#include <limits>
+
+#include "oxmera/autograd.h"
+#include "oxmera/distributed.h"
+#include "oxmera/nn/sync_batchnorm.h"
+#include "oxmera/ops.h"
+
+namespace ox::nn {
+
+namespace {
+
+// Every rank's x summed; its backward sums every rank's gradient, since the loss being
+// differentiated is the sum of every rank's loss (each depends on the global sum).
+Tensor all_reduce_sum(const Tensor& x, const distributed::ProcessGroupPtr& group) {
+  auto reduce = [group](const Tensor& t) {
+    Tensor out = t.contiguous().clone();
+    group->all_reduce(out)->wait();
+    return out;
+  };
+  return autograd::detail::apply_function(
+      "SyncBatchNormAllReduce", {x}, {0}, 1,
+      [&](autograd::AutogradContext*) -> std::vector<Tensor> { return {reduce(x)}; },
+      [reduce](autograd::AutogradContext*, std::vector<Tensor> grads) -> std::vector<Tensor> {
+        return {reduce(grads[0])};
+      })[0];
+}
+
+}  // namespace
+
+SyncBatchNormImpl::SyncBatchNormImpl(int64_t num_features, const SyncBatchNormOptions& options)
+    : BatchNormImpl("SyncBatchNorm", 2, std::numeric_limits<int64_t>::max(), num_features,
+                    {.eps = options.eps,
+                     .momentum = options.momentum,
+                     .affine = options.affine,
+                     .track_running_stats = options.track_running_stats}),
+      process_group(options.process_group) {}
+
+Tensor SyncBatchNormImpl::forward(const Tensor& input) {
+  OX_CHECK(input.dim() >= 2, Shape, "SyncBatchNorm", "expected an input [N, C, ...], got ",
+           input.shape());
+  distributed::ProcessGroupPtr group = process_group;
+  if (!group && distributed::is_initialized()) group = distributed::default_group();
+  if (!is_training() || !group || group->size() == 1) return BatchNormImpl::forward(input);
+
+  OX_CHECK(input.size(1) == num_features, Shape, "SyncBatchNorm", "expected ", num_features,
+           " channels, got input ", input.shape());
+  OX_CHECK(input.is_floating_point(), DType, "SyncBatchNorm",
+           "expected a floating-point input, got ", input.dtype());
+  if (weight.defined()) check_input_dtype("SyncBatchNorm", input, weight);
+  OX_CHECK(input.device() == Device::cpu() || group->backend() == "nccl", Device, "SyncBatchNorm",
+           "a ", group->backend(), " group reduces CPU tensors, got an input on ", input.device());
+
+  std::vector<int64_t> reduced = {0};
+  std::vector<int64_t> per_channel(static_cast<size_t>(input.dim()), 1);
+  per_channel[1] = num_features;
+  for (int64_t d = 2; d < input.dim(); ++d) reduced.push_back(d);
+  const Shape channel_shape(per_channel);
+
+  // 16-bit inputs take their statistics in f32, as BatchNorm does.
+  const Tensor x = dtype_size(input.dtype()) == 2 ? input.to(kF32) : input;
+  // One all-reduce for every channel's sum and this rank's count (appended, without gradient).
+  const Tensor local_count = full({1}, static_cast<double>(x.numel() / num_features),
+                                  {.dtype = x.dtype(), .device = x.device()});
+  const Tensor sums = all_reduce_sum(cat({x.sum(reduced), local_count}), group);
+  const double count = sums.narrow(0, num_features, 1).item<double>();
+  OX_CHECK(count > 1, Value, "SyncBatchNorm",
+           "expected more than 1 value per channel across the ranks in training, got ", count,
+           " (input ", input.shape(), " on rank ", group->rank(), ")");
+  const Tensor mean = sums.narrow(0, 0, num_features) / count;
+  const Tensor centered = x - mean.reshape(channel_shape);
+  // Two passes (mean, then the squares about it), as one process computes the variance.
+  const Tensor var = all_reduce_sum((centered * centered).sum(reduced), group) / count;
+  Tensor out = centered * rsqrt(var + options.eps).reshape(channel_shape);
+  if (weight.defined()) out = out * weight.reshape(channel_shape);
+  if (bias.defined()) out = out + bias.reshape(channel_shape);
+
+  if (options.track_running_stats) {
+    NoGradGuard no_grad;
+    const double momentum = options.momentum.value_or(
+        1.0 / static_cast<double>(num_batches_tracked.item<int64_t>() + 1));
+    running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype()) * momentum);
+    running_var.mul_(1 - momentum)
+        .add_(var.detach().to(running_var.dtype()) * (momentum * count / (count - 1)));
+    num_batches_tracked.add_(1);
+  }
+  return out.to(input.dtype());
+}
+
+}  // namespace ox::nn
