@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,6 +118,35 @@ struct FashionMnist {
   std::string missing;
 };
 const FashionMnist& fashion_mnist();
+
+// The distributed rows (shared/WORKLOADS.md via issue 20): ddp_cnn_step, cnn_step's model and
+// batch of 64 trained as kRanks ranks x kDdpBatch with gradients averaged after each backward;
+// allreduce64M, the sum over kRanks ranks of kAllReduceFloats f32 (64 MiB) on loopback. Each
+// rank has cores / kRanks threads.
+inline constexpr int kRanks = 2;
+inline constexpr int64_t kDdpBatch = 32;
+inline constexpr int64_t kAllReduceFloats = int64_t{16} << 20;
+struct RankInfo {
+  int rank = 0, world = 1, port = 0, threads = 1;
+};
+bool is_distributed_row(std::string_view id);
+// Runs row `id` as rank 0 of kRanks processes on 127.0.0.1 and returns rank 0's timing: this
+// program is started again (the same arguments, from /proc/self) as ranks 1.. with
+// OXBENCH_RANK, OXBENCH_PORT and OXBENCH_ROW in their environment, and in those processes
+// as_ranks runs `fn` as that rank while every other row is skipped (skipped_here).
+Timing as_ranks(std::string_view id, const std::function<Timing(const RankInfo&)>& fn);
+// True in a rank process started by as_ranks for a row other than `id`.
+bool skipped_here(std::string_view id);
+Timing oxmera_distributed_seconds(std::string_view id);
+Timing libtorch_distributed_seconds(std::string_view id);
+// A fixed count of warm-up and timed runs: every rank must call the collectives equally often.
+inline Policy fixed_runs(int warmup, int reps) {
+  Policy p;
+  p.warmup = warmup;
+  p.min_reps = p.max_reps = reps;
+  p.budget_s = 1e30;
+  return p;
+}
 
 // Why row `id` cannot run on this machine (its data set is missing), or "" when it can.
 std::string row_unavailable(std::string_view id);

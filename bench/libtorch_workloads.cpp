@@ -141,6 +141,8 @@ std::string libtorch_version() { return TORCH_VERSION; }
 void libtorch_set_threads(int n) { torch::set_num_threads(n); }
 
 Timing libtorch_seconds(std::string_view id) {
+  if (skipped_here(id)) return std::nullopt;
+  if (is_distributed_row(id)) return libtorch_distributed_seconds(id);
   const auto it = rows().find(id);
   return it == rows().end() ? libtorch_model_seconds(id) : it->second();
 }

@@ -116,6 +116,8 @@ const std::vector<Spec>& specs() {
       {"cnn_step_amp", "ms", false, 1e3},
       {"chargpt_step_amp", "ms", false, 1e3},
       {"fmnist_epoch", "s", false, 1.0},
+      {"ddp_cnn_step", "ms", false, 1e3},
+      {"allreduce64M", "GB/s", true, 4.0 * double(kAllReduceFloats) * kGiga},
   };
   return table;
 }

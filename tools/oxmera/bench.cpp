@@ -30,10 +30,11 @@ Runner add_bench(CLI::App& app) {
     const ox::Device on = ox::Device::parse(*device);
     OX_CHECK(on.is_cpu() || ox::cuda::is_available(), Device, "oxmera bench", "device '", *device,
              "' is not available: ", ox::cuda::unavailable_reason());
-    // The training rows build their own CPU models and data: on a device only the op rows run.
+    // The training and distributed rows build their own CPU models and data (and Gloo groups):
+    // on a device only the op rows run.
     const auto runs_on_device = [](const oxbench::Spec& s) {
       const std::string_view id = s.id;
-      return !id.ends_with("_step") && id != "fmnist_epoch";
+      return !id.ends_with("_step") && id != "fmnist_epoch" && !oxbench::is_distributed_row(id);
     };
     std::vector<const oxbench::Spec*> chosen;
     for (const oxbench::Spec& spec : oxbench::specs())
