@@ -14,7 +14,8 @@
 #
 # `run` unpacks the archive into a temporary folder and runs, each step under its own time limit
 # and never stopping at a failure: (1) `oxmera doctor`; (2) the CUDA-only tests (Cuda*,
-# CudaOnDevice*, CudaMemoryOnDevice*); (3) the parity suites (op/autograd, nn, linalg, optim)
+# CudaOnDevice*, CudaMemoryOnDevice*) and the 1-rank NCCL group (Nccl*, with the image's
+# libnccl.so.2 found by name); (3) the parity suites (op/autograd, nn, linalg, optim)
 # with OXMERA_TEST_DEVICE=cuda, as ctest runs them with `stand-in` (device_stand_in_*), sharded
 # over the cores; (4) compute-sanitizer's memcheck, racecheck, synccheck and initcheck with
 # OXMERA_CUDA_ALLOC=direct on a small parity subset; (5) the same subset with the kernels
@@ -42,7 +43,8 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PACK_DIR=$ROOT/build/gpu-pack
 ARCHIVE=${GPU_CHECK_ARCHIVE:-$PACK_DIR/oxmera-gpu.tar.xz}
-TEST_PROGRAMS=(oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests oxmera_device_tests)
+TEST_PROGRAMS=(oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests oxmera_device_tests
+               oxmera_distributed_tests)
 # The libraries a binary of this build needs that every Linux with a C++ runtime has; the rest
 # (OpenBLAS, libgfortran, libquadmath, libgomp, Highway, zlib, ncurses) travel with it. The
 # image's libstdc++ is newer than the build machine's, and compute-sanitizer, which runs under
@@ -153,6 +155,14 @@ unpack() {
   export LD_LIBRARY_PATH=$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   # libnvrtc (the NVRTC step) and cuBLAS by soname, where the image's toolkit has them.
   [ -d /usr/local/cuda/lib64 ] && LD_LIBRARY_PATH+=:/usr/local/cuda/lib64
+  # NCCL (218 MB, too big to carry): the image's, from its toolkit or the torch wheel's
+  # nvidia-nccl package, for the 1-rank NCCL group of the cuda-only step.
+  if [ -z "${OXMERA_NCCL_LIBRARY:-}" ]; then
+    OXMERA_NCCL_LIBRARY=$(find /usr/local/cuda/ /usr/lib /usr/local/lib /opt \
+      "$(python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null || echo /nonexistent)" \
+      -name 'libnccl.so.2' 2>/dev/null | head -1)
+    [ -n "$OXMERA_NCCL_LIBRARY" ] && export OXMERA_NCCL_LIBRARY
+  fi
   # Many programs share 16 cores: one OpenMP thread each (the GPU does the work that matters).
   export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
   # CudaPtxas skips (OXMERA_TEST_PTXAS unset): ctest runs it, and this build's PTX is for
@@ -190,8 +200,9 @@ step_doctor() {
 }
 
 step_cuda_only() {
-  job cuda-only cuda-only 180 -- "$BIN/oxmera_tests" --gtest_brief=1 \
-    '--gtest_filter=CudaOnDevice*:CudaMemoryOnDevice*:Cuda*' &
+  job cuda-only cuda-only 180 -- bash -c '"$1/oxmera_tests" --gtest_brief=1 \
+    "--gtest_filter=CudaOnDevice*:CudaMemoryOnDevice*:Cuda*" && \
+    "$1/oxmera_distributed_tests" --gtest_brief=1 "--gtest_filter=Nccl*"' _ "$BIN" &
 }
 
 # As ctest's device_stand_in_<program> runs (tests/CMakeLists.txt), with the device swapped.

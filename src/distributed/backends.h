@@ -21,6 +21,13 @@ struct GroupSpec {
 };
 
 ProcessGroupPtr make_gloo_group(const GroupSpec& spec);
+// NCCL, for CUDA tensors (src/backend/cuda/nccl_group.cpp; a Backend error in a build without
+// CUDA or <nccl.h>). Why it cannot be used here ("" when it can): CUDA's reason, or NCCL's load.
+std::string nccl_unavailable_reason();
+ProcessGroupPtr make_nccl_group(const GroupSpec& spec);
+// "NCCL 2.28.9 (libnccl.so.2)", or why it did not load: the process's NCCL (empty `file`), or
+// the library file given, loaded afresh. Needs no GPU.
+std::string describe_nccl_library(const std::string& file = "");
 #if OXMERA_HAVE_MPI
 // MPI_COMM_WORLD's processes (MPI initialized here when it is not yet), and a split of a group.
 ProcessGroupPtr make_mpi_world(Milliseconds timeout);

@@ -73,12 +73,29 @@ std::string this_host_name() {
 
 constexpr bool kHaveMpi = OXMERA_HAVE_MPI;
 
-std::string available_backends() { return kHaveMpi ? "gloo, mpi" : "gloo"; }
+bool have_nccl() { return detail::nccl_unavailable_reason().empty(); }
+
+std::string available_backends() {
+  return std::string("gloo") + (kHaveMpi ? ", mpi" : "") + (have_nccl() ? ", nccl" : "");
+}
+
+// Why `backend` cannot be used in this process.
+std::string unavailable_because(const std::string& backend) {
+  if (backend == "nccl") return detail::nccl_unavailable_reason();
+  if (backend == "mpi")
+    return "this library was built without MPI (no MPI found at configure time)";
+  return "";
+}
+
+// Gloo, or NCCL for a default group made with it.
+ProcessGroupPtr make_group(const std::string& backend, const detail::GroupSpec& spec) {
+  return backend == "nccl" ? detail::make_nccl_group(spec) : detail::make_gloo_group(spec);
+}
 
 }  // namespace
 
 bool is_backend_available(const std::string& backend) {
-  return backend == "gloo" || (backend == "mpi" && kHaveMpi);
+  return backend == "gloo" || (backend == "mpi" && kHaveMpi) || (backend == "nccl" && have_nccl());
 }
 
 void init_process_group(InitOptions options) {
@@ -90,8 +107,8 @@ void init_process_group(InitOptions options) {
            Value, "init_process_group", "unknown backend '", options.backend,
            "' (gloo, mpi or nccl)");
   OX_CHECK(is_backend_available(options.backend), Backend, "init_process_group", "backend '",
-           options.backend, "' is not available in this build (available: ", available_backends(),
-           ")");
+           options.backend, "' is not available: ", unavailable_because(options.backend),
+           " (available: ", available_backends(), ")");
   OX_CHECK(options.timeout.count() > 0, Value, "init_process_group",
            "timeout must be positive, got ", options.timeout.count(), " ms");
 #if OXMERA_HAVE_MPI
@@ -147,7 +164,7 @@ void init_process_group(InitOptions options) {
                          .timeout = options.timeout,
                          .hostname = s.hostname,
                          .interface = s.interface};
-  s.group = detail::make_gloo_group(spec);
+  s.group = make_group(options.backend, spec);
   s.store = store;
   s.groups_made = 0;
 }
@@ -221,7 +238,7 @@ ProcessGroupPtr new_group(std::vector<int> ranks, std::optional<Milliseconds> ti
       .timeout = timeout.value_or(s.timeout),
       .hostname = s.hostname,
       .interface = s.interface};
-  return detail::make_gloo_group(spec);
+  return make_group(world->backend(), spec);
 }
 
 namespace {

@@ -195,12 +195,17 @@ class QueuedWork final : public Work {
 };
 }  // namespace
 
-QueuedGroup::QueuedGroup(int rank, int size, std::vector<int> global_ranks, StorePtr store,
-                         Milliseconds timeout)
+GroupBase::GroupBase(int rank, int size, std::vector<int> global_ranks, StorePtr store,
+                     Milliseconds timeout)
     : store_(std::move(store)), timeout_(timeout) {
   rank_ = rank;
   size_ = size;
   global_ranks_ = std::move(global_ranks);
+}
+
+QueuedGroup::QueuedGroup(int rank, int size, std::vector<int> global_ranks, StorePtr store,
+                         Milliseconds timeout)
+    : GroupBase(rank, size, std::move(global_ranks), std::move(store), timeout) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -216,16 +221,16 @@ void QueuedGroup::shut_down() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string QueuedGroup::name() const {
+std::string GroupBase::name() const {
   return ox::detail::concat(backend(), " group of ", size_, " (rank ", rank_, ")");
 }
 
-void QueuedGroup::check_tensor(const char* op, const Tensor& t, const char* what) const {
+void GroupBase::check_tensor(const char* op, const Tensor& t, const char* what) const {
   check_cpu_tensor(op, t, what, backend());
 }
 
-void QueuedGroup::check_list(const char* op, const std::vector<Tensor>& list, const Tensor& like,
-                             const char* what) const {
+void GroupBase::check_list(const char* op, const std::vector<Tensor>& list, const Tensor& like,
+                           const char* what) const {
   OX_CHECK(int(list.size()) == size_, Value, op, "got ", list.size(), " ", what,
            " tensors for a group of ", size_);
   for (const Tensor& t : list) {
@@ -234,8 +239,8 @@ void QueuedGroup::check_list(const char* op, const std::vector<Tensor>& list, co
   }
 }
 
-void QueuedGroup::check_bucket(const char* op, const std::vector<Tensor>& tensors,
-                               ReduceOp reduce) const {
+void GroupBase::check_bucket(const char* op, const std::vector<Tensor>& tensors,
+                             ReduceOp reduce) const {
   OX_CHECK(!tensors.empty(), Value, op, "no tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
     check_tensor(op, tensors[i], "a tensor");
@@ -245,8 +250,8 @@ void QueuedGroup::check_bucket(const char* op, const std::vector<Tensor>& tensor
   check_reduce_op(op, tensors[0].dtype(), reduce);
 }
 
-void QueuedGroup::check_whole_and_part(const char* op, const Tensor& whole,
-                                       const Tensor& part) const {
+void GroupBase::check_whole_and_part(const char* op, const Tensor& whole,
+                                     const Tensor& part) const {
   check_tensor(op, whole, "the whole tensor");
   check_tensor(op, part, "the part");
   OX_CHECK(whole.dtype() == part.dtype() && whole.numel() == part.numel() * size_, Shape, op,
@@ -254,7 +259,7 @@ void QueuedGroup::check_whole_and_part(const char* op, const Tensor& whole,
            part.dtype(), " ", part.shape(), ")");
 }
 
-void QueuedGroup::check_rank(const char* op, int r, const char* what, bool other_than_this) const {
+void GroupBase::check_rank(const char* op, int r, const char* what, bool other_than_this) const {
   OX_CHECK(r >= 0 && r < size_, Value, op, what, " = ", r, " is not a rank of this group of ",
            size_);
   OX_CHECK(!other_than_this || r != rank_, Value, op, what, " = ", r, " is this rank itself");
@@ -312,7 +317,7 @@ void QueuedGroup::loop() {
   }
 }
 
-Error QueuedGroup::describe_failure(const char* op, uint64_t sequence, const std::string& cause) {
+Error GroupBase::describe_failure(const char* op, uint64_t sequence, const std::string& cause) {
   // A dead rank's connections all close at once, but the store may see it a moment after this
   // rank's collective did; a stalled rank never leaves the mark every surviving rank leaves
   // here. So look for both for a short while.

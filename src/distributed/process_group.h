@@ -1,8 +1,9 @@
 #pragma once
-// What the Gloo and MPI groups share: collectives queued to one thread of the group's own (the
-// issue order is the order every rank runs them in), argument checks, the reductions over raw
+// What the backends' groups share: argument checks, the failure description naming the ranks
+// gone or stalled (GroupBase, every backend); collectives queued to one thread of the group's
+// own, the issue order being the order every rank runs them in, the reductions over raw
 // buffers, the optional cross-rank check of shapes and dtypes, and the one error a failed
-// collective leaves behind.
+// collective leaves behind (QueuedGroup: Gloo and MPI, whose collectives block a host thread).
 
 #include <condition_variable>
 #include <deque>
@@ -50,7 +51,30 @@ void compare_signatures(const char* op, const std::vector<Signature>& all,
                         const std::string& group);
 bool debug_checks_enabled();
 
-class QueuedGroup : public ProcessGroup {
+class GroupBase : public ProcessGroup {
+ protected:
+  GroupBase(int rank, int size, std::vector<int> global_ranks, StorePtr store,
+            Milliseconds timeout);
+  // The error a failed collective becomes: which collective, which ranks are gone or stalled.
+  Error describe_failure(const char* op, uint64_t sequence, const std::string& cause);
+  std::string name() const;
+
+  // The argument checks every backend makes before a collective (Value/DType/Shape/Device
+  // errors on the caller's thread): one tensor the backend can use (CPU-contiguous unless a
+  // backend says otherwise); size() tensors laid out as `like`; one dtype for a bucket; `whole`
+  // holding size() x `part`; a rank of this group (not this one).
+  virtual void check_tensor(const char* op, const Tensor& t, const char* what) const;
+  void check_list(const char* op, const std::vector<Tensor>& list, const Tensor& like,
+                  const char* what) const;
+  void check_bucket(const char* op, const std::vector<Tensor>& tensors, ReduceOp reduce) const;
+  void check_whole_and_part(const char* op, const Tensor& whole, const Tensor& part) const;
+  void check_rank(const char* op, int r, const char* what, bool other_than_this) const;
+
+  StorePtr store_;
+  Milliseconds timeout_;
+};
+
+class QueuedGroup : public GroupBase {
  public:
   ~QueuedGroup() override;
 
@@ -62,22 +86,6 @@ class QueuedGroup : public ProcessGroup {
   WorkPtr enqueue(const char* op, std::vector<Tensor> keep, std::function<void(uint64_t)> body);
   // Stops the thread (after what is queued) — the backend's own teardown must come after.
   void shut_down();
-  // The error a failed collective becomes: which collective, which ranks are gone or stalled.
-  Error describe_failure(const char* op, uint64_t sequence, const std::string& cause);
-  std::string name() const;
-
-  // The argument checks every backend makes before queueing (Value/DType/Shape/Device errors
-  // on the caller's thread): one CPU-contiguous tensor; size() tensors laid out as `like`; one
-  // dtype for a bucket; `whole` holding size() x `part`; a rank of this group (not this one).
-  void check_tensor(const char* op, const Tensor& t, const char* what) const;
-  void check_list(const char* op, const std::vector<Tensor>& list, const Tensor& like,
-                  const char* what) const;
-  void check_bucket(const char* op, const std::vector<Tensor>& tensors, ReduceOp reduce) const;
-  void check_whole_and_part(const char* op, const Tensor& whole, const Tensor& part) const;
-  void check_rank(const char* op, int r, const char* what, bool other_than_this) const;
-
-  StorePtr store_;
-  Milliseconds timeout_;
 
  private:
   struct Task {

@@ -4,6 +4,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/memory.h"
 #include "backend/cuda/report.h"
+#include "distributed/backends.h"
 #include "oxmera/core/error.h"
 #include "oxmera/cuda.h"
 #include "oxmera/tensor.h"
@@ -84,3 +85,13 @@ BackendInfo runtime_report() {
 std::unique_ptr<Backend> make_backend() { return nullptr; }
 
 }  // namespace ox::cuda::detail
+
+namespace ox::distributed::detail {
+
+std::string nccl_unavailable_reason() { return OXMERA_CUDA_REASON; }
+std::string describe_nccl_library(const std::string&) { return OXMERA_CUDA_REASON; }
+ProcessGroupPtr make_nccl_group(const GroupSpec&) {
+  OX_FAIL(Backend, "init_process_group", "the nccl backend is not available: ", OXMERA_CUDA_REASON);
+}
+
+}  // namespace ox::distributed::detail
