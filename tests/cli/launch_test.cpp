@@ -136,6 +136,16 @@ TEST_F(LaunchCli, DataParallelTrainingResumesBitwiseExactly) {
     EXPECT_TRUE(resumed.at(name) == bytes) << name << " differs after resuming";
     EXPECT_FALSE(first.at(name) == bytes) << name << " did not change in epoch 2";
   }
+  // Another number of processes would shard the epochs differently: refused, saying how.
+  const CliResult alone = oxtest::run_oxmera(
+      {"train", "--recipe", "mlp", "--limit", "512", "--seed", "7", "--threads", "1", "--epochs",
+       "2", "--resume", path("first.safetensors"), "--save", path("alone.safetensors")},
+      dir_, {.deadline_s = 120});
+  EXPECT_EQ(alone.code, 2) << describe(alone);
+  EXPECT_NE(alone.err.find("was trained by 2 processes (--ddp) and this run has 1"),
+            std::string::npos)
+      << describe(alone);
+  EXPECT_NE(alone.err.find("oxmera launch -n 2"), std::string::npos) << describe(alone);
 }
 
 }  // namespace

@@ -38,6 +38,7 @@ void store_run_settings(ox::TensorDict& extra, const RunSettings& settings) {
   extra.insert("train.data_fingerprint",
                scalar_i64(std::bit_cast<int64_t>(settings.data_fingerprint)));
   extra.insert("train.precision", text_tensor(settings.precision));
+  extra.insert("train.world_size", scalar_i64(settings.world_size));
 }
 
 RunSettings read_run_settings(const ox::TensorDict& all, const std::string& path) {
@@ -70,6 +71,8 @@ RunSettings read_run_settings(const ox::TensorDict& all, const std::string& path
   out.data_fingerprint = std::bit_cast<uint64_t>(whole("data_fingerprint"));
   // Checkpoints written before --precision existed trained in f32.
   if (all.contains("extra.train.precision")) out.precision = text("precision");
+  // ... and before --ddp, in one process.
+  if (all.contains("extra.train.world_size")) out.world_size = whole("world_size");
   // Values the flags could not have given are a damaged or forged file, not a run to continue.
   const auto in = [](const std::string& value, const std::vector<std::string>& names) {
     return std::find(names.begin(), names.end(), value) != names.end();
@@ -78,12 +81,12 @@ RunSettings read_run_settings(const ox::TensorDict& all, const std::string& path
                in(out.scheduler, {"none", "cosine", "step", "onecycle"}) &&
                in(out.precision, precision_names()) && !out.data.empty() && out.epochs >= 1 &&
                out.batch_size >= 1 && out.limit >= 0 && std::isfinite(out.lr) && out.lr > 0 &&
-               out.lr <= kMaxLearningRate,
+               out.lr <= kMaxLearningRate && out.world_size >= 1,
            Format, "oxmera train", "checkpoint '", path,
            "' holds run settings no `oxmera train` flags give (recipe '", out.recipe,
            "', optimizer '", out.optimizer, "', scheduler '", out.scheduler, "', precision '",
            out.precision, "', epochs ", out.epochs, ", batch size ", out.batch_size, ", limit ",
-           out.limit, ", lr ", out.lr, ")");
+           out.limit, ", lr ", out.lr, ", world size ", out.world_size, ")");
   return out;
 }
 

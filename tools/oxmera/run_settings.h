@@ -25,6 +25,7 @@ struct RunSettings {
   double lr = 0;
   uint64_t data_fingerprint = 0;
   std::string precision = "f32";
+  int64_t world_size = 1;  // the processes of an --ddp run (each rank's shard depends on it)
 };
 
 void store_run_settings(ox::TensorDict& extra, const RunSettings& settings);

@@ -205,7 +205,8 @@ struct Run {
             .seed = config.seed,
             .lr = lr,
             .data_fingerprint = task.data_fingerprint,
-            .precision = precision.name};
+            .precision = precision.name,
+            .world_size = ox::distributed::get_world_size()};
   }
   ox::Checkpoint checkpoint() {
     ox::Checkpoint out{.model = task.model,
@@ -330,6 +331,15 @@ Run prepare(const TrainConfig& given) {
     stored_tensors = ox::load_safetensors(config.resume);
     stored = read_run_settings(*stored_tensors, config.resume);
     settle_resumed_settings(config, stored, run.inherited);
+    // Each rank's shard of every epoch depends on the number of ranks.
+    const int world = ox::distributed::get_world_size();
+    OX_CHECK(stored.world_size == world, Value, "oxmera train", "checkpoint '", config.resume,
+             "' was trained by ", stored.world_size, " process", stored.world_size == 1 ? "" : "es",
+             stored.world_size == 1 ? " (without --ddp)" : " (--ddp)", " and this run has ", world,
+             ": continue it with ",
+             stored.world_size == 1 ? std::string("oxmera train, without --ddp")
+                                    : "oxmera launch -n " + std::to_string(stored.world_size) +
+                                          " -- oxmera train ... --ddp");
   }
   if (config.save.empty()) config.save = "oxmera-" + config.recipe + ".safetensors";
   check_outputs(config);
