@@ -20,6 +20,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -301,7 +302,7 @@ void check_sizes(const Run& run, int64_t per_epoch) {
 // Reads the data, builds the model, optimizer and scheduler, restores a checkpoint: every
 // failure here is the input's (exit 2).
 Run prepare(const TrainConfig& given) {
-  const ox::Device device = ox::Device::parse(given.device);
+  ox::Device device = ox::Device::parse(given.device);
   if (device.type() == ox::DeviceType::CUDA) {
     OX_CHECK(ox::cuda::is_available(), Device, "oxmera train", "device '", given.device,
              "' is not available: ", ox::cuda::unavailable_reason(), " (use --device cpu)");
@@ -315,11 +316,13 @@ Run prepare(const TrainConfig& given) {
   run.config = given;
   TrainConfig& config = run.config;
   if (config.ddp) {
-    OX_CHECK(device.is_cpu(), Device, "oxmera train",
-             "--ddp trains CPU replicas (the gloo backend); --device ", given.device,
-             " would need NCCL, which this build does not have");
     OX_CHECK(!config.tui, Value, "oxmera train", "--tui and --ddp do not go together");
-    ox::distributed::init_process_group({.backend = "gloo"});
+    // CPU replicas reduce over Gloo; on CUDA each rank takes the GPU of its LOCAL_RANK (on top
+    // of --device's index) and reduces over NCCL.
+    ox::distributed::init_process_group({.backend = device.is_cpu() ? "gloo" : "nccl"});
+    if (device.is_cuda())
+      if (const char* local = std::getenv("LOCAL_RANK"))
+        device = ox::Device::cuda((device.index() + std::atoi(local)) % ox::cuda::device_count());
     run.leader = ox::distributed::get_rank() == 0;
     // The other ranks print nothing: rank 0 speaks for the run (errors still reach stderr).
     if (!run.leader && !std::freopen("/dev/null", "w", stdout)) std::perror("oxmera train");
@@ -698,7 +701,8 @@ Runner add_train(CLI::App& app) {
   cmd->add_flag("--tui", config->tui, "a full-screen dashboard (q quit, p pause, tab panels)");
   cmd->add_flag("--ddp", config->ddp,
                 "one rank of a data-parallel run: start the ranks with oxmera launch -n N (or "
-                "set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
+                "set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT); gloo on the CPU, nccl with "
+                "--device cuda (a GPU a rank, by LOCAL_RANK)");
   return [config, cmd]() -> int {
     for (const CLI::Option* option : cmd->get_options())
       if (option->count() > 0) config->given.insert(option->get_name());
