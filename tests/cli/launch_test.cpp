@@ -1,5 +1,6 @@
 // `oxmera launch` and `oxmera train --ddp`: the ranks' environment, a failing rank ending the
-// others, signals forwarded, and a 2-rank Fashion-MNIST run that resumes bitwise exactly.
+// others, signals forwarded, a 2-rank Fashion-MNIST run that resumes bitwise exactly, and the
+// same run started by mpirun (the MPI backend).
 
 #include <gtest/gtest.h>
 #include <oxmera/oxmera.h>
@@ -7,8 +8,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -146,6 +150,42 @@ TEST_F(LaunchCli, DataParallelTrainingResumesBitwiseExactly) {
             std::string::npos)
       << describe(alone);
   EXPECT_NE(alone.err.find("oxmera launch -n 2"), std::string::npos) << describe(alone);
+}
+
+TEST_F(LaunchCli, MpirunTrainsOverTheMpiBackendAsLaunchOverGloo) {
+#ifdef OXMERA_TEST_SANITIZED
+  GTEST_SKIP() << "Fashion-MNIST read by every rank: run in the release suite";
+#endif
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") &&
+      !fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte"))
+    GTEST_SKIP() << "Fashion-MNIST is not installed";
+  if (!ox::distributed::is_backend_available("mpi")) GTEST_SKIP() << "this build has no MPI";
+  if (std::system("command -v mpirun > /dev/null") != 0) GTEST_SKIP() << "no mpirun";
+  const std::string settings = std::string(OXMERA_CLI_PATH) +
+                               " train --ddp --recipe mlp --limit 512 --seed 7 --threads 1 "
+                               "--epochs 1 --save ";
+  // As root in CI: --allow-run-as-root; two ranks on however many cores: --oversubscribe.
+  const std::string log = path("mpirun.log");
+  const int status = std::system(("timeout 120 mpirun --allow-run-as-root --oversubscribe -n 2 " +
+                                  settings + path("mpi.safetensors") + " > " + log + " 2>&1")
+                                     .c_str());
+  std::stringstream out;
+  out << std::ifstream(log).rdbuf();
+  ASSERT_EQ(status, 0) << out.str();
+  EXPECT_EQ(count(out.str(), "test accuracy"), 1u) << out.str();  // rank 0 alone prints
+  const CliResult gloo = launch({"-n", "2", "--", "sh", "-c", settings + path("gloo.safetensors")});
+  ASSERT_EQ(gloo.code, 0) << describe(gloo);
+  // The same shards and steps; only the two libraries' summation orders may differ.
+  const ox::TensorDict mpi_run = ox::load_safetensors(path("mpi.safetensors"));
+  const ox::TensorDict gloo_run = ox::load_safetensors(path("gloo.safetensors"));
+  int compared = 0;
+  for (const auto& [name, t] : gloo_run) {
+    if (name.rfind("model.", 0) != 0) continue;
+    EXPECT_TRUE(ox::allclose(mpi_run.at(name), t, 1e-4, 1e-5)) << name;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 6);
+  EXPECT_EQ(mpi_run.at("extra.train.world_size").item<int64_t>(), 2);
 }
 
 }  // namespace

@@ -243,9 +243,12 @@ struct Run {
     if (config.limit > 0) flag("--limit", std::to_string(config.limit));
     if (config.save != "oxmera-" + config.recipe + ".safetensors") flag("--save", config.save);
     flag("--resume", config.save);
-    if (ddp)  // the same number of ranks: each rank's shard depends on it
-      command = "oxmera launch -n " + std::to_string(ddp->process_group()->size()) + " -- " +
+    if (ddp) {  // the same number of ranks: each rank's shard depends on it
+      const std::string n = std::to_string(ddp->process_group()->size());
+      command = (ddp->process_group()->backend() == "mpi" ? "mpirun -n " + n + " "
+                                                          : "oxmera launch -n " + n + " -- ") +
                 command + " --ddp";
+    }
     return command;
   }
 };
@@ -317,9 +320,15 @@ Run prepare(const TrainConfig& given) {
   TrainConfig& config = run.config;
   if (config.ddp) {
     OX_CHECK(!config.tui, Value, "oxmera train", "--tui and --ddp do not go together");
-    // CPU replicas reduce over Gloo; on CUDA each rank takes the GPU of its LOCAL_RANK (on top
-    // of --device's index) and reduces over NCCL.
-    ox::distributed::init_process_group({.backend = device.is_cpu() ? "gloo" : "nccl"});
+    // CPU replicas reduce over Gloo, or over MPI when mpirun started them (it sets its own
+    // variables, not RANK); on CUDA each rank takes the GPU of its LOCAL_RANK (on top of
+    // --device's index) and reduces over NCCL.
+    const bool under_mpirun =
+        !std::getenv("RANK") && (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
+                                 std::getenv("PMIX_RANK"));
+    ox::distributed::init_process_group({.backend = device.is_cuda() ? "nccl"
+                                                    : under_mpirun   ? "mpi"
+                                                                     : "gloo"});
     if (device.is_cuda())
       if (const char* local = std::getenv("LOCAL_RANK"))
         device = ox::Device::cuda((device.index() + std::atoi(local)) % ox::cuda::device_count());
@@ -701,8 +710,8 @@ Runner add_train(CLI::App& app) {
   cmd->add_flag("--tui", config->tui, "a full-screen dashboard (q quit, p pause, tab panels)");
   cmd->add_flag("--ddp", config->ddp,
                 "one rank of a data-parallel run: start the ranks with oxmera launch -n N (or "
-                "set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT); gloo on the CPU, nccl with "
-                "--device cuda (a GPU a rank, by LOCAL_RANK)");
+                "set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or mpirun -n N; gloo on the "
+                "CPU (mpi under mpirun), nccl with --device cuda (a GPU a rank, by LOCAL_RANK)");
   return [config, cmd]() -> int {
     for (const CLI::Option* option : cmd->get_options())
       if (option->count() > 0) config->given.insert(option->get_name());
