@@ -113,7 +113,11 @@ class MpiGroup final : public QueuedGroup {
   }
   ~MpiGroup() override {
     shut_down();
-    MPI_Comm_free(&comm_);
+    // A group that outlives MPI (a static holding it, destroyed after the atexit finalize)
+    // has nothing left to free.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
   }
   std::string backend() const override { return "mpi"; }
 
