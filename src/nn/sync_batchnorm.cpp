@@ -62,15 +62,16 @@ Tensor SyncBatchNormImpl::forward(const Tensor& input) {
 
   // 16-bit inputs take their statistics in f32, as BatchNorm does.
   const Tensor x = dtype_size(input.dtype()) == 2 ? input.to(kF32) : input;
-  // One all-reduce for every channel's sum and this rank's count (appended, without gradient).
+  // One all-reduce for every channel's sum and this rank's count (appended, without gradient),
+  // in f64: the count stays exact past f32's 2^24.
   const Tensor local_count = full({1}, static_cast<double>(x.numel() / num_features),
-                                  {.dtype = x.dtype(), .device = x.device()});
-  const Tensor sums = all_reduce_sum(cat({x.sum(reduced), local_count}), group);
+                                  {.dtype = kF64, .device = x.device()});
+  const Tensor sums = all_reduce_sum(cat({x.sum(reduced).to(kF64), local_count}), group);
   const double count = sums.narrow(0, num_features, 1).item<double>();
   OX_CHECK(count > 1, Value, "SyncBatchNorm",
            "expected more than 1 value per channel across the ranks in training, got ", count,
            " (input ", input.shape(), " on rank ", group->rank(), ")");
-  const Tensor mean = sums.narrow(0, 0, num_features) / count;
+  const Tensor mean = (sums.narrow(0, 0, num_features) / count).to(x.dtype());
   const Tensor centered = x - mean.reshape(channel_shape);
   // Two passes (mean, then the squares about it), as one process computes the variance.
   const Tensor var = all_reduce_sum((centered * centered).sum(reduced), group) / count;
