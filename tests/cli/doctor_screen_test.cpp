@@ -268,7 +268,7 @@ TEST(DoctorScreen, JsonOnATerminalIsWhole) {
   PtyProcess p({OXMERA_CLI_PATH, "doctor", "--json"}, terminal(45, 40));
   ASSERT_EQ(p.wait_exit(kWait), 0);
   const nlohmann::json j = nlohmann::json::parse(p.raw_output());
-  for (const char* section : {"host", "build", "backends", "nn", "data"})
+  for (const char* section : {"host", "build", "backends", "nn", "data", "distributed"})
     EXPECT_TRUE(j.contains(section)) << section;
   EXPECT_EQ(j, nlohmann::json::parse(piped_doctor("--json")));
 }

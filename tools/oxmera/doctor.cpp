@@ -76,6 +76,23 @@ Section data_sets() {
   return s;
 }
 
+// The process-group backends init_process_group can use here (docs/DISTRIBUTED.md).
+Section distributed_backends() {
+  namespace dist = ox::distributed;
+  Section s{"distributed", {}, {}};
+  s.lines.emplace_back("gloo", "yes (CPU tensors)");
+  s.lines.emplace_back("mpi", dist::is_backend_available("mpi")
+                                  ? "yes (CPU tensors, under mpirun)"
+                                  : "no: this build found no MPI at configure time");
+  std::string nccl = "yes (CUDA tensors)";
+  if (!dist::is_backend_available("nccl"))
+    nccl = !ox::cuda::is_available()
+               ? "no: CUDA is not available (backends: cuda says why)"
+               : "no: libnccl.so.2 did not load (OXMERA_NCCL_LIBRARY names another file)";
+  s.lines.emplace_back("nccl", nccl);
+  return s;
+}
+
 // How the CPU kernels compute bf16/f16: widened to f32 on load (GEMM panels, elementwise and
 // reductions), rounded once on store; the instructions that would make it cheaper, where present.
 std::string half_arithmetic() {
@@ -130,6 +147,7 @@ std::vector<Section> report() {
                        {"train --precision", "f32 (default), bf16, f16, amp-bf16, amp-f16"}},
                       {}});
   sections.push_back(data_sets());
+  sections.push_back(distributed_backends());
   return sections;
 }
 
