@@ -28,6 +28,10 @@ void check_reduce_op(const char* op, DType dtype, ReduceOp reduce);
 void check_cpu_tensor(const char* op, const Tensor& t, const char* what,
                       const std::string& backend);
 void check_same_layout(const char* op, const Tensor& want, const Tensor& got, const char* what);
+// A checked CPU tensor's bytes (null when empty), for the CPU backends' libraries.
+inline uint8_t* bytes_of(const Tensor& t) {
+  return t.numel() == 0 ? nullptr : static_cast<uint8_t*>(t.raw_data_ptr(t.dtype()));
+}
 
 // What every rank states about a collective before it runs, when checking is on
 // (OXMERA_DISTRIBUTED_DEBUG=1): a mismatch is named instead of corrupting or hanging.

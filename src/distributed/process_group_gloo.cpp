@@ -42,10 +42,6 @@ class StoreAdapter final : public gloo::rendezvous::Store {
   StorePtr store_;
 };
 
-uint8_t* bytes_of(const Tensor& t) {
-  return t.numel() == 0 ? nullptr : static_cast<uint8_t*>(t.raw_data_ptr(t.dtype()));
-}
-
 // Point-to-point slots sit above every slot Gloo's collectives build from a 32-bit tag.
 constexpr uint64_t kP2PSlot = uint64_t(1) << 56;
 

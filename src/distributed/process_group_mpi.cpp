@@ -82,10 +82,6 @@ void in_pieces(size_t elements, size_t element_size, F&& f) {
   for (size_t at = 0; at < elements; at += most) f(at, int(std::min(most, elements - at)));
 }
 
-uint8_t* bytes_of(const Tensor& t) {
-  return t.numel() == 0 ? nullptr : static_cast<uint8_t*>(t.raw_data_ptr(t.dtype()));
-}
-
 class MpiWork final : public Work {
  public:
   MpiWork(MPI_Request request, Tensor keep, const char* op)
