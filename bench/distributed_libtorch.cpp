@@ -8,8 +8,10 @@
 #if defined(OXMERA_BENCH_TORCH_DISTRIBUTED)
 #define USE_C10D_GLOO 1
 #include <torch/torch.h>
+
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include "libtorch_models.h"
 
 namespace oxbench {
 
@@ -35,11 +37,7 @@ void all_reduce(c10d::ProcessGroupGloo& group, const torch::Tensor& t) {
 Timing ddp_cnn_step(const RankInfo& me) {
   auto group = join_group(me);
   torch::manual_seed(0);
-  namespace nn = torch::nn;
-  nn::Sequential model(
-      nn::Conv2d(nn::Conv2dOptions(1, 32, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Flatten(), nn::Linear(1600, 128), nn::ReLU(), nn::Linear(128, 10));
+  torch::nn::Sequential model = libtorch_cnn_model();
   {  // rank 0's weights everywhere, as DistributedDataParallel's construction
     torch::NoGradGuard no_grad;
     for (torch::Tensor& p : model->parameters()) {

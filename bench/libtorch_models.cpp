@@ -8,10 +8,20 @@
 
 #include <torch/torch.h>
 
+#include "libtorch_models.h"
+
 #include <functional>
 #include <map>
 
 namespace oxbench {
+
+torch::nn::Sequential libtorch_cnn_model() {
+  namespace nn = torch::nn;
+  return nn::Sequential(
+      nn::Conv2d(nn::Conv2dOptions(1, 32, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+      nn::Conv2d(nn::Conv2dOptions(32, 64, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
+      nn::Flatten(), nn::Linear(1600, 128), nn::ReLU(), nn::Linear(128, 10));
+}
 
 namespace {
 
@@ -57,11 +67,7 @@ Timing mlp_step() {
 
 Timing cnn_step(bool bf16) {
   torch::manual_seed(0);
-  namespace nn = torch::nn;
-  nn::Sequential model(
-      nn::Conv2d(nn::Conv2dOptions(1, 32, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Flatten(), nn::Linear(1600, 128), nn::ReLU(), nn::Linear(128, 10));
+  torch::nn::Sequential model = libtorch_cnn_model();
   if (bf16) model->to(torch::kBFloat16);
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(1e-3));
   return time_steps(model, opt, host({kCnnBatch, 1, 28, 28}, kSeedA),
