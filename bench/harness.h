@@ -183,5 +183,9 @@ std::string libtorch_version();  // "" when absent
 // Machine ceilings (ceilings.cpp, built with -march=native), best of repeated runs.
 double fma_peak_gflops(int threads);
 double triad_GBps(int threads);
+// allreduce64M's ceiling: the bytes a kRanks = 2 ring all-reduce moves, sent both ways at once
+// over one TCP connection on 127.0.0.1 with no reduction, as GB/s of the reduced buffer (best
+// of 10; 0 when sockets fail). Both sides' all-reduces run over such connections.
+double loopback_ring_GBps();
 
 }  // namespace oxbench

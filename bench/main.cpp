@@ -1,8 +1,8 @@
 // `make bench`: the rows of shared/WORKLOADS.md, oxmera beside LibTorch on all cores, with the
-// machine's FMA peak and triad bandwidth as ceilings. Each figure is taken in a process of its
-// own (this program again, with --side), oxmera's and LibTorch's alternating; every row
-// alternates --repeats times (default 5) and keeps the median. Prints the table last and writes
-// bench/results/latest.json, every sample included.
+// machine's FMA peak, triad bandwidth and loopback TCP throughput as ceilings. Each figure is taken
+// in a process of its own (this program again, with --side), oxmera's and LibTorch's alternating;
+// every row alternates --repeats times (default 5) and keeps the median. Prints the table last and
+// writes bench/results/latest.json, every sample included.
 //
 //   oxmera_bench [--only=id,id,...] [--json=path] [--threads=n] [--repeats=n] [--anchor=twin]
 //   oxmera_bench --side=oxmera|libtorch --only=id [--threads=n]   (one figure, one process)
@@ -215,14 +215,20 @@ int side_main(const std::string& side, const std::vector<std::string>& only, int
   return 0;
 }
 
-void write_json(const std::filesystem::path& path, const std::string& cpu, int threads, double peak,
-                double triad, const std::string& anchor_version,
+// What the machine allows, measured by code of our own (ceilings.cpp, ranks.cpp).
+struct Ceilings {
+  double fma_peak_gflops, triad_GBps, loopback_ring_GBps;
+};
+
+void write_json(const std::filesystem::path& path, const std::string& cpu, int threads,
+                const Ceilings& ceilings, const std::string& anchor_version,
                 const std::vector<Result>& results) {
   nlohmann::ordered_json doc;
   doc["machine"] = {{"cpu", cpu},
                     {"threads", threads},
-                    {"fma_peak_gflops", json_number(peak)},
-                    {"triad_GBps", json_number(triad)}};
+                    {"fma_peak_gflops", json_number(ceilings.fma_peak_gflops)},
+                    {"triad_GBps", json_number(ceilings.triad_GBps)},
+                    {"loopback_ring_GBps", json_number(ceilings.loopback_ring_GBps)}};
   if (!anchor_version.empty()) doc["anchor_libtorch"] = anchor_version;
   doc["rows"] = nlohmann::ordered_json::array();
   for (const Result& r : results) {
@@ -319,8 +325,9 @@ int main(int argc, char** argv) {
   const double busy_before = other_runnable();
   std::printf("measuring ceilings ...\n");
   std::fflush(stdout);
-  const double peak = fma_peak_gflops(threads);
-  const double triad = triad_GBps(threads);
+  const Ceilings ceilings{.fma_peak_gflops = fma_peak_gflops(threads),
+                          .triad_GBps = triad_GBps(threads),
+                          .loopback_ring_GBps = loopback_ring_GBps()};
 
   // The contenders of a row: oxmera, this program's LibTorch and the anchor's, each a process.
   enum Contender { kOxmera, kLibtorch, kAnchor };
@@ -390,19 +397,26 @@ int main(int argc, char** argv) {
       "ratio > 1: oxmera better (throughputs: oxmera / LibTorch; times: LibTorch / oxmera); "
       "test acc: oxmera / LibTorch%s\n",
       anchor.empty() ? "" : (" / LibTorch " + anchor_version).c_str());
-  std::printf("machine: %s, %d threads, FMA peak %.1f GFLOP/s (f32), triad %.1f GB/s\n",
-              cpu.c_str(), threads, peak, triad);
-  for (const Result& r : results) {
-    if (std::string_view(r.spec->id) != "sgemm1024") continue;
-    auto pct = [&](std::optional<double> v) {
-      return v ? fmt(100.0 * *v / peak, "") + "%" : std::string("n/a");
-    };
-    std::printf("sgemm1024 as share of FMA peak: oxmera %s, LibTorch %s", pct(r.oxmera).c_str(),
-                pct(r.libtorch).c_str());
-    if (!anchor.empty())
-      std::printf(", LibTorch %s %s", anchor_version.c_str(), pct(r.anchor).c_str());
-    std::printf("\n");
-  }
+  std::printf(
+      "machine: %s, %d threads, FMA peak %.1f GFLOP/s (f32), triad %.1f GB/s, loopback TCP "
+      "(allreduce64M's traffic, no reduction) %.2f GB/s\n",
+      cpu.c_str(), threads, ceilings.fma_peak_gflops, ceilings.triad_GBps,
+      ceilings.loopback_ring_GBps);
+  // The rows with a ceiling of their own, as shares of it.
+  const std::pair<const char*, double> shares[] = {{"sgemm1024", ceilings.fma_peak_gflops},
+                                                   {"allreduce64M", ceilings.loopback_ring_GBps}};
+  for (const Result& r : results)
+    for (const auto& [id, ceiling] : shares) {
+      if (std::string_view(r.spec->id) != id || ceiling <= 0) continue;
+      auto pct = [&](std::optional<double> v) {
+        return v ? fmt(100.0 * *v / ceiling, "") + "%" : std::string("n/a");
+      };
+      std::printf("%s as share of its ceiling: oxmera %s, LibTorch %s", id, pct(r.oxmera).c_str(),
+                  pct(r.libtorch).c_str());
+      if (!anchor.empty())
+        std::printf(", LibTorch %s %s", anchor_version.c_str(), pct(r.anchor).c_str());
+      std::printf("\n");
+    }
 
   // Other processes on the cores make OpenMP threads wait for one another at every barrier;
   // the figures then measure the scheduler as much as the code.
@@ -413,7 +427,7 @@ int main(int argc, char** argv) {
         "(before or after it): they shared the cores, so these figures are noisy\n",
         busy);
 
-  write_json(json_path, cpu, threads, peak, triad, anchor_version, results);
+  write_json(json_path, cpu, threads, ceilings, anchor_version, results);
   std::printf("wrote %s\n", json_path.c_str());
   return 0;
 }

@@ -3,12 +3,14 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "harness.h"
 
@@ -87,7 +90,72 @@ int threads_per_rank() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / kRanks);
 }
 
+// Writes or reads exactly n bytes; false when the connection fails.
+bool move_bytes(int fd, char* data, size_t n, bool sending) {
+  while (n > 0) {
+    const ssize_t k = sending ? send(fd, data, n, MSG_NOSIGNAL) : recv(fd, data, n, 0);
+    if (k <= 0) return false;
+    data += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+// Two connected TCP sockets on 127.0.0.1 (-1s on failure).
+std::pair<int, int> loopback_pair() {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int a = -1, b = -1;
+  if (listener >= 0 && bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      listen(listener, 1) == 0 &&
+      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    a = socket(AF_INET, SOCK_STREAM, 0);
+    if (a >= 0 && connect(a, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
+      b = accept(listener, nullptr, nullptr);
+  }
+  if (listener >= 0) close(listener);
+  for (const int fd : {a, b}) {
+    const int one = 1;
+    if (fd >= 0) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  return {a, b};
+}
+
 }  // namespace
+
+double loopback_ring_GBps() {
+  static_assert(kRanks == 2, "the traffic below is a 2-rank ring's");
+  const auto [a, b] = loopback_pair();
+  double best = 0;
+  if (a >= 0 && b >= 0) {
+    // A 2-rank ring all-reduce's traffic: two phases, each rank sending and receiving half.
+    const size_t half = size_t(kAllReduceFloats) * 4 / 2;
+    std::vector<char> out_a(half, 1), out_b(half, 2), in_a(half), in_b(half);
+    bool ok = true;
+    for (int run = 0; run < 10 && ok; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int phase = 0; phase < 2; ++phase) {
+        bool sent_a = false, sent_b = false, got_b = false;
+        std::thread sender_a([&] { sent_a = move_bytes(a, out_a.data(), half, true); });
+        std::thread sender_b([&] { sent_b = move_bytes(b, out_b.data(), half, true); });
+        std::thread receiver_b([&] { got_b = move_bytes(b, in_b.data(), half, false); });
+        const bool got_a = move_bytes(a, in_a.data(), half, false);
+        sender_a.join();
+        sender_b.join();
+        receiver_b.join();
+        ok = ok && sent_a && sent_b && got_a && got_b;
+      }
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (ok) best = std::max(best, 4.0 * double(kAllReduceFloats) * 1e-9 / t);
+    }
+  }
+  for (const int fd : {a, b})
+    if (fd >= 0) close(fd);
+  return best;
+}
 
 bool is_distributed_row(std::string_view id) {
   return id == "ddp_cnn_step" || id == "allreduce64M";

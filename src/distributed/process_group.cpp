@@ -1,6 +1,10 @@
 #include "distributed/process_group.h"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -278,7 +282,33 @@ WorkPtr QueuedGroup::enqueue(const char* op, std::vector<Tensor> keep,
   return std::make_shared<QueuedWork>(std::move(done), std::move(keep));
 }
 
+SigpipeBlocked::SigpipeBlocked() {
+  sigset_t pipe, old, pending;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, &old);
+  was_blocked_ = sigismember(&old, SIGPIPE) == 1;
+  sigpending(&pending);
+  was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+}
+
+SigpipeBlocked::~SigpipeBlocked() {
+  if (was_blocked_) return;
+  sigset_t pipe, pending;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  sigpending(&pending);
+  if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+    const timespec now{};
+    while (sigtimedwait(&pipe, nullptr, &now) == -1 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_UNBLOCK, &pipe, nullptr);
+}
+
 void QueuedGroup::loop() {
+  // The group's thread runs the collectives, and writes to the peers, for its whole life.
+  const SigpipeBlocked quiet_pipes;
   for (;;) {
     Task task;
     uint64_t sequence;

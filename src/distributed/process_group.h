@@ -55,6 +55,22 @@ void compare_signatures(const char* op, const std::vector<Signature>& all,
                         const std::string& group);
 bool debug_checks_enabled();
 
+// Gloo writes to its sockets without MSG_NOSIGNAL, so a write to a rank that died raises
+// SIGPIPE, whose default action ends this process before Gloo can report the error. While
+// this lives, SIGPIPE is blocked on the calling thread (threads started meanwhile inherit
+// that), a failed write returns EPIPE instead, and a SIGPIPE it left pending is consumed.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked();
+  ~SigpipeBlocked();
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  bool was_blocked_ = false;
+  bool was_pending_ = false;
+};
+
 class GroupBase : public ProcessGroup {
  protected:
   GroupBase(int rank, int size, std::vector<int> global_ranks, StorePtr store,

@@ -12,7 +12,9 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "backend/cpu/index_walk.h"  // dispatch_bytes: Gloo's templates use T for its size only
 #include "distributed/backends.h"
@@ -42,8 +44,13 @@ class StoreAdapter final : public gloo::rendezvous::Store {
   StorePtr store_;
 };
 
-// Point-to-point slots sit above every slot Gloo's collectives build from a 32-bit tag.
-constexpr uint64_t kP2PSlot = uint64_t(1) << 56;
+// Slots of our own use prefixes (the top byte) that none of Gloo's collectives build
+// (gloo/types.h takes 0x01-0x08).
+constexpr uint64_t kP2PSlot = uint64_t(0x80) << 56;
+constexpr uint64_t kReduceScatterSlot = uint64_t(0x81) << 56;
+// The ring's unit of pipelining, as Gloo's all-reduce: one segment is reduced while the next
+// is on the wire.
+constexpr size_t kSegmentBytes = size_t(1) << 20;
 
 class GlooGroup final : public QueuedGroup {
  public:
@@ -54,6 +61,8 @@ class GlooGroup final : public QueuedGroup {
       attr.iface = spec.interface;
     else
       attr.hostname = spec.hostname;
+    // Gloo's loop thread, started here, inherits the blocked SIGPIPE.
+    const SigpipeBlocked quiet_pipes;
     try {
       device_ = gloo::transport::tcp::CreateDevice(attr);
       auto context = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
@@ -154,12 +163,9 @@ class GlooGroup final : public QueuedGroup {
     keep.push_back(output);
     return enqueue("reduce_scatter", keep, [this, output, inputs, op](uint64_t seq) {
       agree("reduce_scatter", seq, output, int(op));
-      std::vector<uint8_t> flat(output.nbytes() * size_t(size_));
-      for (int r = 0; r < size_; ++r)
-        if (output.numel())
-          std::memcpy(flat.data() + size_t(r) * output.nbytes(), bytes_of(inputs[size_t(r)]),
-                      output.nbytes());
-      scatter_reduced(seq, flat, output, op);
+      std::vector<const uint8_t*> chunks;
+      for (const Tensor& t : inputs) chunks.push_back(bytes_of(t));
+      ring_reduce_scatter(seq, chunks, output, op);
     });
   }
 
@@ -169,9 +175,10 @@ class GlooGroup final : public QueuedGroup {
     return enqueue("reduce_scatter_tensor", {output, input},
                    [this, output, input, op](uint64_t seq) {
                      agree("reduce_scatter_tensor", seq, input, int(op));
-                     const uint8_t* in = bytes_of(input);
-                     std::vector<uint8_t> flat(in, in + input.nbytes());
-                     scatter_reduced(seq, flat, output, op);
+                     std::vector<const uint8_t*> chunks;
+                     for (int r = 0; r < size_; ++r)
+                       chunks.push_back(bytes_of(input) + size_t(r) * output.nbytes());
+                     ring_reduce_scatter(seq, chunks, output, op);
                    });
   }
 
@@ -248,14 +255,8 @@ class GlooGroup final : public QueuedGroup {
     gloo::allgather(opts);
   }
 
-  // All-reduces `flat` (size() chunks of output's size) and keeps this rank's chunk. Twice the
-  // traffic of a ring reduce-scatter, which Gloo's new-style API lacks.
-  void scatter_reduced(uint64_t seq, std::vector<uint8_t>& flat, const Tensor& output,
-                       ReduceOp op) {
-    reduce_in_place(seq, flat.data(), output.dtype(), size_t(output.numel()) * size_t(size_), op);
-    if (output.numel())
-      std::memcpy(bytes_of(output), flat.data() + size_t(rank_) * output.nbytes(), output.nbytes());
-  }
+  void ring_reduce_scatter(uint64_t seq, const std::vector<const uint8_t*>& chunks,
+                           const Tensor& output, ReduceOp op);
 
   WorkPtr point_to_point(const Tensor& tensor, int peer, int tag, bool sending);
 
@@ -301,6 +302,77 @@ class PointToPointWork final : public Work {
   bool done_ = false;
 };
 
+// Ring reduce-scatter on Gloo's transport (its new-style API has no reduce-scatter): in step s
+// rank r sends chunk r-1-s, reduced in the step before, to rank r+1 and receives chunk r-2-s
+// from rank r-1, so after size-1 steps chunk r holds every rank's contribution and each byte
+// crossed each link once (all-reducing the whole buffer would move twice as much). Segments
+// are forwarded as soon as they are reduced, and received into two alternating scratch slots.
+// Intermediate sums go to a scratch copy (the inputs are the caller's); the last into output.
+void GlooGroup::ring_reduce_scatter(uint64_t seq, const std::vector<const uint8_t*>& chunks,
+                                    const Tensor& output, ReduceOp op) {
+  const size_t chunk_bytes = output.nbytes(), width = output.element_size();
+  const size_t n = size_t(output.numel());
+  uint8_t* out = n ? bytes_of(output) : nullptr;
+  if (n == 0) return;
+  if (size_ == 1) {
+    if (chunks[0] != out) std::memcpy(out, chunks[0], chunk_bytes);
+    if (op == ReduceOp::Avg) finish_avg(output.dtype(), out, n, 1);
+    return;
+  }
+  const ReduceFn reduce = reduce_fn(output.dtype(), op);
+  const size_t segment = std::max(width, kSegmentBytes / width * width);
+  const size_t segments = (chunk_bytes + segment - 1) / segment;
+  const int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
+  const auto chunk_of = [&](int s, int shift) {
+    return ((rank_ - shift - s) % size_ + size_) % size_;
+  };
+  const uint64_t slot = kReduceScatterSlot | (seq & 0xffffffffffffu);
+
+  std::unique_ptr<uint8_t[]> partial(new uint8_t[chunk_bytes * size_t(size_)]);
+  std::unique_ptr<uint8_t[]> slots(new uint8_t[2 * segment]);
+  auto partial_buffer = context_->createUnboundBuffer(partial.get(), chunk_bytes * size_t(size_));
+  auto slot_buffer = context_->createUnboundBuffer(slots.get(), 2 * segment);
+  // Step 0 sends this rank's own contribution to chunk r-1, straight from the input.
+  const int first = chunk_of(0, 1);
+  auto input_buffer =
+      context_->createUnboundBuffer(const_cast<uint8_t*>(chunks[size_t(first)]), chunk_bytes);
+  size_t sends = 0;
+  const auto length_of = [&](size_t j) { return std::min(segment, chunk_bytes - j * segment); };
+  for (size_t j = 0; j < segments; ++j, ++sends)
+    input_buffer->send(next, slot, j * segment, length_of(j));
+
+  // Receives are numbered k = s * segments + j; k + 2 is posted once k's slot is consumed.
+  const size_t receives = size_t(size_ - 1) * segments;
+  const auto post_receive = [&](size_t k) {
+    if (k < receives) slot_buffer->recv(prev, slot, (k & 1) * segment, length_of(k % segments));
+  };
+  post_receive(0);
+  post_receive(1);
+  for (size_t k = 0; k < receives; ++k) {
+    const int s = int(k / segments);
+    const size_t j = k % segments, offset = j * segment, length = length_of(j);
+    const int chunk = chunk_of(s, 2);
+    const bool last = s == size_ - 2;  // chunk == rank_: the result
+    uint8_t* dst = last ? out + offset : partial.get() + size_t(chunk) * chunk_bytes + offset;
+    OX_CHECK(slot_buffer->waitRecv(timeout_), Distributed, "reduce_scatter", name(),
+             ": receive from rank ", prev, " was aborted");
+    reduce(dst, chunks[size_t(chunk)] + offset, slots.get() + (k & 1) * segment, length / width);
+    post_receive(k + 2);
+    if (!last) {
+      partial_buffer->send(next, slot, size_t(chunk) * chunk_bytes + offset, length);
+      ++sends;
+    }
+  }
+  // Sends are posted on two buffers; each wait consumes one completion of that buffer.
+  for (size_t i = 0; i < segments; ++i)
+    OX_CHECK(input_buffer->waitSend(timeout_), Distributed, "reduce_scatter", name(),
+             ": send to rank ", next, " was aborted");
+  for (size_t i = segments; i < sends; ++i)
+    OX_CHECK(partial_buffer->waitSend(timeout_), Distributed, "reduce_scatter", name(),
+             ": send to rank ", next, " was aborted");
+  if (op == ReduceOp::Avg) finish_avg(output.dtype(), out, n, size_);
+}
+
 WorkPtr GlooGroup::point_to_point(const Tensor& tensor, int peer, int tag, bool sending) {
   OX_CHECK(tag >= 0, Value, sending ? "send" : "recv", "tag must be >= 0, got ", tag);
   // A zero-byte buffer still carries the message, so the peers stay matched.
@@ -308,6 +380,7 @@ WorkPtr GlooGroup::point_to_point(const Tensor& tensor, int peer, int tag, bool 
   void* data = tensor.numel() ? bytes_of(tensor) : &empty;
   auto buffer = context_->createUnboundBuffer(data, tensor.nbytes());
   const uint64_t slot = kP2PSlot | uint64_t(uint32_t(tag));
+  const SigpipeBlocked quiet_pipes;  // posting may write on the caller's thread
   try {
     if (sending)
       buffer->send(peer, slot);

@@ -151,6 +151,19 @@ DIST_CHILD(EveryOtherCollective) {
     }
     EXPECT_EQ(values_of(whole), whole_before);  // the input is left alone
   }
+  // Chunks past the ring's 1 MiB segment (an odd element count, so the last segment is short),
+  // averaged; and empty chunks.
+  const int64_t chunk = 300001;
+  ox::Tensor big = make(ox::kF32, rank, {world * chunk});
+  ox::Tensor big_part = ox::zeros({chunk}, {.device = ox::Device::cpu()});
+  dist::reduce_scatter_tensor(big_part, big, dist::ReduceOp::Avg);
+  const std::vector<double> big_got = values_of(big_part);
+  for (int64_t i = 0; i < chunk; ++i) {
+    const double sum = reduce(ox::kF32, dist::ReduceOp::Sum, world, rank * chunk + i);
+    ASSERT_EQ(big_got[size_t(i)], double(float(sum) / float(world))) << i;  // f32's division
+  }
+  ox::Tensor none = ox::zeros({0}, {.device = ox::Device::cpu()});
+  dist::reduce_scatter_tensor(none, ox::zeros({0}, {.device = ox::Device::cpu()}));
   dist::barrier();
   dist::destroy_process_group();
 }
