@@ -336,10 +336,8 @@ void GlooGroup::ring_reduce_scatter(uint64_t seq, const std::vector<const uint8_
   const int first = chunk_of(0, 1);
   auto input_buffer =
       context_->createUnboundBuffer(const_cast<uint8_t*>(chunks[size_t(first)]), chunk_bytes);
-  size_t sends = 0;
   const auto length_of = [&](size_t j) { return std::min(segment, chunk_bytes - j * segment); };
-  for (size_t j = 0; j < segments; ++j, ++sends)
-    input_buffer->send(next, slot, j * segment, length_of(j));
+  for (size_t j = 0; j < segments; ++j) input_buffer->send(next, slot, j * segment, length_of(j));
 
   // Receives are numbered k = s * segments + j; k + 2 is posted once k's slot is consumed.
   const size_t receives = size_t(size_ - 1) * segments;
@@ -348,6 +346,7 @@ void GlooGroup::ring_reduce_scatter(uint64_t seq, const std::vector<const uint8_
   };
   post_receive(0);
   post_receive(1);
+  size_t forwarded = 0;
   for (size_t k = 0; k < receives; ++k) {
     const int s = int(k / segments);
     const size_t j = k % segments, offset = j * segment, length = length_of(j);
@@ -360,14 +359,14 @@ void GlooGroup::ring_reduce_scatter(uint64_t seq, const std::vector<const uint8_
     post_receive(k + 2);
     if (!last) {
       partial_buffer->send(next, slot, size_t(chunk) * chunk_bytes + offset, length);
-      ++sends;
+      ++forwarded;
     }
   }
   // Sends are posted on two buffers; each wait consumes one completion of that buffer.
   for (size_t i = 0; i < segments; ++i)
     OX_CHECK(input_buffer->waitSend(timeout_), Distributed, "reduce_scatter", name(),
              ": send to rank ", next, " was aborted");
-  for (size_t i = segments; i < sends; ++i)
+  for (size_t i = 0; i < forwarded; ++i)
     OX_CHECK(partial_buffer->waitSend(timeout_), Distributed, "reduce_scatter", name(),
              ": send to rank ", next, " was aborted");
   if (op == ReduceOp::Avg) finish_avg(output.dtype(), out, n, size_);
