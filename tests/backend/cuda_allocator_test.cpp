@@ -554,6 +554,7 @@ TEST_F(CudaMemoryOnDevice, AllocatorReuseStatsAndStreams) {
 }
 
 TEST_F(CudaMemoryOnDevice, PinnedMemory) {
+  const ox::DeviceGuard on_cpu(ox::Device::cpu());  // host tensors, whatever the test device
   const ox::Tensor t = ox::arange(6.0).reshape({2, 3}).transpose(0, 1);
   EXPECT_FALSE(ox::cuda::is_pinned(t));
   const ox::Tensor p = ox::cuda::pin_memory(t);
@@ -568,6 +569,7 @@ TEST_F(CudaMemoryOnDevice, PinnedMemory) {
 }
 
 TEST_F(CudaMemoryOnDevice, NonBlockingCopiesThroughPinnedMemory) {
+  const ox::DeviceGuard on_cpu(ox::Device::cpu());  // host tensors, whatever the test device
   std::vector<float> values(4096);
   for (size_t i = 0; i < values.size(); ++i) values[i] = float(i) - 7.5f;
   const ox::Tensor host = ox::tensor(values).pin_memory();

@@ -115,6 +115,7 @@ class GemmHalfTarget : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override { ox::manual_seed(91); }
   AtSimdTarget at_{GetParam()};
+  const ox::DeviceGuard on_cpu_{ox::Device::cpu()};  // the CPU's GEMM, whatever the test device
 };
 
 TEST_P(GemmHalfTarget, PackersWidenBitwiseInEveryLayout) {
@@ -215,6 +216,7 @@ INSTANTIATE_TEST_SUITE_P(Targets, GemmHalfTarget, ::testing::ValuesIn(targets_he
 class GemmHalf : public ::testing::Test {
  protected:
   void SetUp() override { ox::manual_seed(17); }
+  const ox::DeviceGuard on_cpu_{ox::Device::cpu()};  // the CPU's GEMM, whatever the test device
 };
 
 TEST_F(GemmHalf, BatchesBroadcastAndFolded) {

@@ -68,6 +68,7 @@ class GemmTarget : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override { ox::manual_seed(77); }
   AtSimdTarget at_{GetParam()};
+  const ox::DeviceGuard on_cpu_{ox::Device::cpu()};  // the CPU's GEMM, whatever the test device
 };
 
 TEST_P(GemmTarget, ProductsMatchF64InEveryLayout) {

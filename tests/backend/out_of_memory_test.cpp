@@ -41,6 +41,9 @@ void expect_out_of_memory(const std::function<void()>& f, const std::string& op)
 }
 
 TEST(OutOfMemory, ReductionsOverAHugeBroadcastView) {
+  // The CPU's kernels need scratch per element here; the CUDA kernels need none and would run
+  // for days over 2^62 elements (docs/LIMITATIONS.md).
+  OXTEST_SKIP_ON_TEST_DEVICE("the CPU's scratch per element");
   const ox::Tensor x = huge_view(k2to62);
   expect_out_of_memory([&] { x.sum(); }, "sum");
   expect_out_of_memory([&] { x.mean(); }, "mean");

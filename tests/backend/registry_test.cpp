@@ -81,6 +81,7 @@ TEST(Backend, CpuDeviceIndexOutOfRangeIsADeviceError) {
 }
 
 TEST(Backend, EmptyCacheReturnsTheCpuCache) {
+  const ox::DeviceGuard on_cpu(ox::Device::cpu());  // the CPU's cache, whatever the test device
   ox::cpu::CachingAllocator& global = ox::cpu::cpu_allocator();
   const size_t saved_limit = global.cache_limit();
   global.set_cache_limit(size_t{64} << 20);

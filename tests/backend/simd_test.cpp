@@ -22,6 +22,7 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 class SimdTarget : public ::testing::TestWithParam<std::string> {
  protected:
   oxtest::AtSimdTarget at_{GetParam()};
+  const ox::DeviceGuard on_cpu_{ox::Device::cpu()};  // the CPU's kernels, whatever the test device
 };
 
 // Inputs for the unary ops: edges, then a sweep, with lengths that leave every tail size.

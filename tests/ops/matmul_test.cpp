@@ -302,7 +302,8 @@ TEST_F(MatmulTest, MmBmmMvDot) {
 }
 
 TEST_F(MatmulTest, Outer) {
-  const Tensor a = ox::tensor({1.0, -2.0, 3.0}, {.dtype = ox::kF64}), b = ox::tensor({4.0, 0.5}, {.dtype = ox::kF64});
+  const Tensor a = ox::tensor({1.0, -2.0, 3.0}, {.dtype = ox::kF64}),
+               b = ox::tensor({4.0, 0.5}, {.dtype = ox::kF64});
   expect_close(ox::outer(a, b), {3, 2}, {4, 0.5, -8, -1, 12, 1.5}, 1, "outer");
   const Tensor i = ox::tensor({2, 3}), f = ox::tensor({1.5f});
   const Tensor mixed = ox::outer(i, f);
@@ -401,7 +402,8 @@ TEST_F(MatmulTest, Tensordot) {
                 va[size_t((i * 3 + j) * 4 + k)] * vb[size_t((k * 3 + m) * 5 + l)];
   expect_close(got, {2, 3, 3, 5}, w1, 4, "tensordot dims=1");
   // dims = 0: the outer product.
-  const Tensor u = ox::tensor({1.0, 2.0}, {.dtype = ox::kF64}), v = ox::tensor({3.0, 4.0, 5.0}, {.dtype = ox::kF64});
+  const Tensor u = ox::tensor({1.0, 2.0}, {.dtype = ox::kF64}),
+               v = ox::tensor({3.0, 4.0, 5.0}, {.dtype = ox::kF64});
   expect_close(ox::tensordot(u, v, 0), {2, 3}, {3, 4, 5, 6, 8, 10}, 1, "dims=0");
   EXPECT_EQ(kind_of([&] { ox::tensordot(a, b, {0}, {0}); }), ErrorKind::Shape);
   EXPECT_EQ(kind_of([&] { ox::tensordot(a, b, {1, 1}, {1, 0}); }), ErrorKind::Value);
@@ -414,6 +416,7 @@ TEST_F(MatmulTest, Tensordot) {
 // ---------------------------------
 
 TEST_F(MatmulTest, PrimitiveWritesAnyOutputLayout) {
+  const ox::DeviceGuard on_cpu(ox::Device::cpu());  // the CPU primitive takes host tensors
   ox::Backend& cpu = ox::backend_for(ox::Device::cpu(), "test");
   for (DType dt : {DType::F32, DType::F64, DType::F16, DType::I64}) {
     const Tensor a = input({2, 5, 6}, dt), b = input({2, 6, 4}, dt);
