@@ -257,8 +257,8 @@ TEST_F(CudaRmmOnDevice, MatmulMatchesTheCpuForLayoutsAndDtypes) {
         continue;
       }
       // Small integers: every product and partial sum is exact in f32 and f64; 16-bit results
-      // round once at the end on the CPU. cuBLAS rounds a 16-bit C read with beta != 0 twice
-      // (seen on an H200: 426 for 427 = 428 rounded once, bf16): one unit in the last place.
+      // round once at the end on the CPU. cuBLAS appears to round a 16-bit C read with beta != 0
+      // twice (seen on an H200: 426 for 427 = 428 rounded once, bf16): one unit in the last place.
       const int mantissa = dtype == ox::kBF16 ? 7 : dtype == ox::kF16 ? 10 : -1;
       for (size_t i = 0; i < dst.elements; ++i) {
         const double w = element(want, dtype, int64_t(i)), h = element(got, dtype, int64_t(i));
