@@ -1,4 +1,4 @@
-"""PyTorch's side of `oxmera bench --device cuda`: the op rows of shared/WORKLOADS.md on a CUDA
+"""PyTorch's side of `oxmera bench --device cuda`: the op rows of docs/WORKLOADS.md on a CUDA
 GPU, with the same shapes and units as bench/rows.cpp (seeded uniform inputs in [-1, 1), not the same numbers:
 timing does not depend on them), timed with CUDA events (median
 of many calls after a warm-up). scripts/gpu-check.sh runs both and prints the ratios.

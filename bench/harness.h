@@ -17,7 +17,7 @@ namespace oxbench {
 // Seconds per call of one workload, or nullopt when the framework lacks the op.
 using Timing = std::optional<double>;
 
-// Shapes shared by both frameworks (shared/WORKLOADS.md).
+// Shapes shared by both frameworks (docs/WORKLOADS.md).
 inline constexpr int64_t kBatch = 64, kBmmM = 128, kBmmK = 64, kBmmN = 128;
 inline constexpr int64_t kVec = int64_t{1} << 24;  // add16M, sum16M
 inline constexpr int64_t kSquare = 4096;           // add16M_bcast, sum_rows, transpose_copy
@@ -84,7 +84,7 @@ std::vector<double> symmetric_matrix(int64_t n, uint64_t seed);
 // Seeds of the inputs, one per operand role.
 inline constexpr uint64_t kSeedA = 1, kSeedB = 2;
 
-// The training-step rows (mlp_step, cnn_step, chargpt_step): model sizes of WORKLOADS.md.
+// The training-step rows (mlp_step, cnn_step, chargpt_step): model sizes of docs/WORKLOADS.md.
 inline constexpr int64_t kMlpBatch = 128, kCnnBatch = 64;
 inline constexpr int64_t kGptVocab = 96, kGptContext = 64, kGptWidth = 128, kGptHeads = 4,
                          kGptBlocks = 2, kGptBatch = 32;
@@ -103,6 +103,20 @@ std::vector<int64_t> permutation(int64_t n, uint64_t seed);
 // weight and bias init, drawn from splitmix64, so both frameworks start from the same weights.
 std::vector<float> default_init(int64_t numel, int64_t fan_in, uint64_t seed);
 
+// mlp_step_busy: mlp_step while another process keeps one core busy (a shared machine, a CI
+// runner): what a framework's threads do when they cannot all run. The hog is a child process
+// spinning from construction to destruction.
+class CpuHog {
+ public:
+  CpuHog();
+  ~CpuHog();
+  CpuHog(const CpuHog&) = delete;
+  CpuHog& operator=(const CpuHog&) = delete;
+
+ private:
+  int pid_ = -1;
+};
+
 // Fashion-MNIST read once by oxmera (ox::data::MnistDataset) and standardized with kFmnistMean
 // and kFmnistStd: f32 images [count, 1, 28, 28] and i64 labels, contiguous, alive for the
 // program. LibTorch reads the same buffers, so both train on identical numbers. The directory
@@ -119,7 +133,7 @@ struct FashionMnist {
 };
 const FashionMnist& fashion_mnist();
 
-// The distributed rows (shared/WORKLOADS.md via issue 20): ddp_cnn_step, cnn_step's model and
+// The distributed rows (docs/WORKLOADS.md via issue 20): ddp_cnn_step, cnn_step's model and
 // batch of 64 trained as kRanks ranks x kDdpBatch with gradients averaged after each backward;
 // allreduce64M, the sum over kRanks ranks of kAllReduceFloats f32 (64 MiB) on loopback. Each
 // rank has cores / kRanks threads.

@@ -136,6 +136,11 @@ Timing chargpt_step(bool bf16) {
 Timing libtorch_model_seconds(std::string_view id) {
   static const std::map<std::string_view, std::function<Timing()>> table = {
       {"mlp_step", mlp_step},
+      {"mlp_step_busy",
+       [] {
+         const CpuHog hog;
+         return mlp_step();
+       }},
       {"cnn_step", [] { return cnn_step(false); }},
       {"chargpt_step", [] { return chargpt_step(false); }},
       {"cnn_step_amp", [] { return cnn_step(true); }},

@@ -1,4 +1,4 @@
-// `make bench`: the rows of shared/WORKLOADS.md, oxmera beside LibTorch on all cores, with the
+// `make bench`: the rows of docs/WORKLOADS.md, oxmera beside LibTorch on all cores, with the
 // machine's FMA peak, triad bandwidth and loopback TCP throughput as ceilings. Each figure is taken
 // in a process of its own (this program again, with --side), oxmera's and LibTorch's alternating;
 // every row alternates --repeats times (default 5) and keeps the median. Prints the table last and

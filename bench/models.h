@@ -1,5 +1,5 @@
 #pragma once
-// The models of shared/WORKLOADS.md as oxmera modules, shared by the benchmark rows
+// The models of docs/WORKLOADS.md as oxmera modules, shared by the benchmark rows
 // (oxmera_models.cpp) and the recipes of `oxmera train`.
 
 #include <oxmera/oxmera.h>
@@ -43,7 +43,8 @@ class CharGptImpl : public ox::nn::Module {
   }
   // ids i64 [B, T] with T <= kGptContext: logits [B, T, vocab].
   ox::Tensor forward(const ox::Tensor& ids) {
-    ox::Tensor x = tokens(ids) + positions(ox::arange(ids.size(1), {.dtype = ox::kI64, .device = ids.device()}));
+    ox::Tensor x = tokens(ids) +
+                   positions(ox::arange(ids.size(1), {.dtype = ox::kI64, .device = ids.device()}));
     for (const auto& block : *blocks)
       x = std::static_pointer_cast<ox::nn::TransformerEncoderLayerImpl>(block)->forward(
           x, ox::Tensor(), ox::Tensor(), /*is_causal=*/true);

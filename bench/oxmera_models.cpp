@@ -1,5 +1,5 @@
 // oxmera's training-step rows: forward, backward and optimizer step of the models of
-// shared/WORKLOADS.md (mlp_step, cnn_step, chargpt_step), as a user writes them.
+// docs/WORKLOADS.md (mlp_step, cnn_step, chargpt_step), as a user writes them.
 
 #include <oxmera/oxmera.h>
 
@@ -72,6 +72,11 @@ Timing chargpt_step(bool amp) {
 Timing oxmera_model_seconds(std::string_view id) {
   static const std::map<std::string_view, std::function<Timing()>> table = {
       {"mlp_step", mlp_step},
+      {"mlp_step_busy",
+       [] {
+         const CpuHog hog;
+         return mlp_step();
+       }},
       {"cnn_step", [] { return cnn_step(false); }},
       {"chargpt_step", [] { return chargpt_step(false); }},
       {"cnn_step_amp", [] { return cnn_step(true); }},

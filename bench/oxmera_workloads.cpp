@@ -1,4 +1,4 @@
-// oxmera's side of the benchmark table: one small function per row of shared/WORKLOADS.md.
+// oxmera's side of the benchmark table: one small function per row of docs/WORKLOADS.md.
 // A row whose op oxmera does not have yet returns not_yet() (the table then says "n/a (not yet
 // in oxmera)"); filling it in is writing the same few lines as its LibTorch twin.
 

@@ -1,5 +1,9 @@
-// What the bench program and `oxmera bench` share: the rows of shared/WORKLOADS.md (their
+// What the bench program and `oxmera bench` share: the rows of docs/WORKLOADS.md (their
 // units and how a figure follows from seconds per call) and the input generators.
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -65,6 +69,20 @@ uint64_t splitmix64(uint64_t& state) {
 
 }  // namespace
 
+CpuHog::CpuHog() {
+  pid_ = ::fork();
+  if (pid_ == 0) {  // the child only spins: nothing it inherited is touched
+    for (volatile uint64_t i = 0;; i = i + 1) {
+    }
+  }
+}
+
+CpuHog::~CpuHog() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+}
+
 std::vector<int64_t> permutation(int64_t n, uint64_t seed) {
   std::vector<int64_t> order(static_cast<size_t>(std::max<int64_t>(n, 0)));
   for (size_t i = 0; i < order.size(); ++i) order[i] = int64_t(i);
@@ -111,6 +129,7 @@ const std::vector<Spec>& specs() {
       {"solve", "ms", false, 1e3},
       {"eigh", "ms", false, 1e3},
       {"mlp_step", "ms", false, 1e3},
+      {"mlp_step_busy", "ms", false, 1e3},
       {"cnn_step", "ms", false, 1e3},
       {"chargpt_step", "ms", false, 1e3},
       {"cnn_step_amp", "ms", false, 1e3},

@@ -4,12 +4,14 @@
 # Nothing here links CUDA: the driver (libcuda.so.1) and the optional libraries are loaded at run
 # time with dlopen, and <cuda.h> gives their types only. Each kernel family
 # src/backend/cuda/kernels/<family>.cu is compiled by nvcc (through the compiler cache, so the
-# sanitizer build and later builds reuse it) into two fatbins: machine code for every target of
-# OXMERA_CUDA_ARCHS, compressed, and PTX for the lowest target, for any newer GPU to JIT. Both
+# sanitizer build and later builds reuse it) into two fatbins: machine code for the targets of
+# OXMERA_CUDA_ARCHS (compressed by nvcc; none on a machine without a GPU), and PTX for the lowest
+# supported target, for any GPU of that generation or newer to JIT (gzip-compressed here). Both
 # are embedded in the library with the family's stamp (cmake/cuda_kernel.cmake).
 option(OXMERA_CUDA "Build the CUDA kernels and runtime (where nvcc is found)" ON)
 set(OXMERA_CUDA_ARCHS "" CACHE STRING
-    "Compute capabilities to embed machine code for, e.g. \"86;90\" (empty: the default list)")
+    "Compute capabilities to embed machine code for: empty (this machine's GPUs; none without \
+one: PTX only), \"all\" (every generation since 7.5, for packages) or a list, e.g. \"86;90\"")
 
 set(OXMERA_CUDA_ENABLED OFF)
 set(OXMERA_CUDA_REASON "")
@@ -57,38 +59,79 @@ if(NOT OXMERA_CUDA_ENABLED)
   return()
 endif()
 
-# The targets: the issue's list, then the first target of each newer major this nvcc knows
-# (a cubin runs on every later minor of its major: sm_100 code on 10.3, sm_120 on 12.1), so a
-# newer toolkit adds its new majors by itself. PTX for the lowest target covers the rest.
+# Machine code takes nvcc a pass per target, so by default only for the GPUs this machine has
+# (none: PTX only, which every GPU of compute capability 7.5 or newer JIT-compiles at first use).
+# "all": 7.5 to 9.0, then the first target of each newer major this nvcc knows (a cubin runs on
+# every later minor of its major: sm_100 code on 10.3, sm_120 on 12.1).
 string(REGEX MATCHALL "compute_[0-9]+" nvcc_known "${nvcc_arch_text}")
 list(TRANSFORM nvcc_known REPLACE "compute_" "")
-set(default_archs 75 80 86 89 90)
+set(OXMERA_CUDA_PTX_ARCH 75)  # the lowest supported target
+set(all_archs 75 80 86 89 90)
 set(newest_major 9)
 foreach(arch ${nvcc_known})
   math(EXPR major "${arch} / 10")
   if(major GREATER newest_major)
-    list(APPEND default_archs ${arch})
+    list(APPEND all_archs ${arch})
     set(newest_major ${major})
   endif()
 endforeach()
-if(OXMERA_CUDA_ARCHS)
+if(OXMERA_CUDA_ARCHS STREQUAL "all")
+  set(archs ${all_archs})
+  set(OXMERA_CUDA_ARCHS_HOW "all")
+elseif(OXMERA_CUDA_ARCHS)
   set(archs ${OXMERA_CUDA_ARCHS})
+  set(OXMERA_CUDA_ARCHS_HOW "chosen")
 else()
-  set(archs ${default_archs})
+  # The toolkit's own device query (what CMake's CUDA_ARCHITECTURES=native runs), else
+  # nvidia-smi; either fails quietly where there is no GPU or driver.
+  set(archs "")
+  find_program(OXMERA_NVCC_DEVICE_QUERY __nvcc_device_query HINTS ${OXMERA_CUDA_ROOT}/bin
+               NO_DEFAULT_PATH)
+  find_program(OXMERA_NVIDIA_SMI nvidia-smi)
+  if(OXMERA_NVCC_DEVICE_QUERY)
+    execute_process(COMMAND ${OXMERA_NVCC_DEVICE_QUERY} OUTPUT_VARIABLE found RESULT_VARIABLE rc
+                    ERROR_QUIET TIMEOUT 30)
+    if(rc EQUAL 0)
+      string(REGEX MATCHALL "[0-9]+" archs "${found}")
+    endif()
+  endif()
+  if(NOT archs AND OXMERA_NVIDIA_SMI)
+    execute_process(COMMAND ${OXMERA_NVIDIA_SMI} --query-gpu=compute_cap --format=csv,noheader
+                    OUTPUT_VARIABLE found RESULT_VARIABLE rc ERROR_QUIET TIMEOUT 30)
+    if(rc EQUAL 0)
+      string(REGEX MATCHALL "[0-9]+\\.[0-9]+" found "${found}")
+      list(TRANSFORM found REPLACE "\\." "")
+      set(archs ${found})
+    endif()
+  endif()
+  # A GPU older than 7.5 cannot run the kernels; one newer than this nvcc knows runs the PTX.
+  set(detected ${archs})
+  set(archs "")
+  foreach(arch ${detected})
+    if(arch GREATER_EQUAL OXMERA_CUDA_PTX_ARCH AND arch IN_LIST nvcc_known)
+      list(APPEND archs ${arch})
+    endif()
+  endforeach()
+  set(OXMERA_CUDA_ARCHS_HOW "this machine's GPUs")
 endif()
 list(TRANSFORM archs REPLACE "^(sm_|compute_)" "")
 list(REMOVE_DUPLICATES archs)
 list(SORT archs COMPARE NATURAL)
 foreach(arch ${archs})
-  if(NOT arch IN_LIST nvcc_known)
+  if(NOT arch IN_LIST nvcc_known OR arch LESS OXMERA_CUDA_PTX_ARCH)
     message(FATAL_ERROR "OXMERA_CUDA_ARCHS: ${OXMERA_NVCC} (CUDA ${OXMERA_NVCC_VERSION}) does not "
-                        "know compute capability ${arch}; it knows ${nvcc_known}")
+                        "know compute capability ${arch}, or it is older than 7.5; it knows "
+                        "${nvcc_known} (or say \"all\", or leave it empty for this machine's GPUs)")
   endif()
 endforeach()
-list(GET archs 0 OXMERA_CUDA_PTX_ARCH)
 set(OXMERA_CUDA_ARCH_LIST ${archs})
-message(STATUS "oxmera: CUDA ${OXMERA_NVCC_VERSION} (${OXMERA_NVCC}): machine code for "
-               "${OXMERA_CUDA_ARCH_LIST}, PTX for ${OXMERA_CUDA_PTX_ARCH}")
+if(archs)
+  message(STATUS "oxmera: CUDA ${OXMERA_NVCC_VERSION} (${OXMERA_NVCC}): machine code for "
+                 "${OXMERA_CUDA_ARCH_LIST} (${OXMERA_CUDA_ARCHS_HOW}), PTX for ${OXMERA_CUDA_PTX_ARCH}")
+else()
+  message(STATUS "oxmera: CUDA ${OXMERA_NVCC_VERSION} (${OXMERA_NVCC}): PTX for "
+                 "${OXMERA_CUDA_PTX_ARCH} only (no GPU here; OXMERA_CUDA_ARCHS=all for machine code)")
+endif()
 
 # The toolkit's stub libcuda.so (its cuInit fails with CUDA_ERROR_STUB_LIBRARY): the tests load
 # it through OXMERA_CUDA_DRIVER, a real "driver present but unusable" case.
@@ -125,6 +168,7 @@ foreach(kernel ${OXMERA_CUDA_KERNELS})
   add_custom_command(
     OUTPUT ${OXMERA_CUDA_GEN}/${family}_image.cpp
     BYPRODUCTS ${OXMERA_CUDA_GEN}/${family}.sass.fatbin ${OXMERA_CUDA_GEN}/${family}.ptx.fatbin
+               ${OXMERA_CUDA_GEN}/${family}.ptx.fatbin.gz
     COMMAND ${CMAKE_COMMAND} -DFAMILY=${family} -DSETTINGS=${OXMERA_CUDA_GEN}/settings.cmake
             -P ${PROJECT_SOURCE_DIR}/cmake/cuda_kernel.cmake
     DEPENDS ${kernel} ${OXMERA_CUDA_KERNEL_HEADERS} ${PROJECT_SOURCE_DIR}/cmake/cuda_kernel.cmake
@@ -148,7 +192,8 @@ list(JOIN OXMERA_CUDA_ARCH_LIST "," arch_csv)
 string(APPEND table "  };\n  return images;\n}\n\n"
                     "const KernelBuild& kernel_build() {\n"
                     "  static const KernelBuild build{\"${OXMERA_NVCC_VERSION}\", \"${arch_csv}\", "
-                    "${OXMERA_CUDA_PTX_ARCH}};\n  return build;\n}\n\n}  // namespace ox::cuda::detail\n")
+                    "${OXMERA_CUDA_PTX_ARCH}, \"${OXMERA_CUDA_ARCHS_HOW}\"};\n  return build;\n}\n\n"
+                    "}  // namespace ox::cuda::detail\n")
 file(CONFIGURE OUTPUT ${OXMERA_CUDA_GEN}/kernel_table.cpp CONTENT "${table}")
 
 target_sources(oxmera PRIVATE ${image_sources} ${OXMERA_CUDA_GEN}/kernel_table.cpp)

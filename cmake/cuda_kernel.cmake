@@ -4,9 +4,10 @@
 #      compiler, and the contents of the family's .cu and of every header a kernel may include;
 #   2. nvcc -c (through the compiler cache: nvcc's fatbin-only modes are not cacheable, a -c
 #      object is, and its .nv_fatbin section is the fatbin byte for byte), once with machine code
-#      for each target (compressed), once with PTX for the lowest target (plain text, which the
-#      ptxas test reads back); both compiled with OXMERA_KERNEL_STAMP, which the kernels define
-#      as the device global `oxmera_kernel_stamp` that the module loader checks;
+#      for each target (compressed by nvcc; skipped when there is no target), once with PTX for
+#      the lowest target (a plain fatbin, gzip-compressed here and inflated by the library at
+#      load: PTX text shrinks ~8x); both compiled with OXMERA_KERNEL_STAMP, which the kernels
+#      define as the device global `oxmera_kernel_stamp` that the module loader checks;
 #   3. a check that the family included nothing from the source tree outside the stamped headers;
 #   4. the image source: both fatbins as byte arrays, the family's name and stamp, and the
 #      family's sources (the .cu and every header it included from the source tree, by the name
@@ -54,9 +55,17 @@ function(compile kind)
   endif()
   file(REMOVE ${gen}/${FAMILY}.${kind}.o)
 endfunction()
-compile(sass ${gencode} --compress-mode=size -MD -MF ${gen}/${FAMILY}.d)
 compile(ptx -gencode arch=compute_${OXMERA_CUDA_PTX_ARCH},code=compute_${OXMERA_CUDA_PTX_ARCH}
-        --compress-mode=none)
+        --compress-mode=none -MD -MF ${gen}/${FAMILY}.d)
+if(gencode)
+  compile(sass ${gencode} --compress-mode=size)
+else()
+  file(REMOVE ${gen}/${FAMILY}.sass.fatbin)
+endif()
+# gzip with the header's time stamp zeroed, so that the same PTX gives the same bytes (and the
+# image source the same compiler cache entry).
+file(ARCHIVE_CREATE OUTPUT ${gen}/${FAMILY}.ptx.fatbin.gz PATHS ${gen}/${FAMILY}.ptx.fatbin
+     FORMAT raw COMPRESSION GZip COMPRESSION_LEVEL 9)
 
 # Everything the family included from the source tree must be in the stamp; those files are
 # embedded too.
@@ -81,14 +90,25 @@ endforeach()
 list(REMOVE_DUPLICATES embedded)
 
 function(byte_array name file out)
+  if(NOT EXISTS ${file})
+    set(${out} "constexpr const unsigned char* ${name} = nullptr;\nconstexpr size_t ${name}_size = 0;\n"
+        PARENT_SCOPE)
+    return()
+  endif()
   file(READ ${file} hex HEX)
+  if(name STREQUAL "ptx_gz")  # bytes 4-7 of a gzip header: the modification time
+    string(SUBSTRING "${hex}" 0 8 head)
+    string(SUBSTRING "${hex}" 16 -1 tail)
+    set(hex "${head}00000000${tail}")
+  endif()
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
   string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)"
                        "\\1\n" hex "${hex}")
-  set(${out} "alignas(8) const unsigned char ${name}[] = {\n${hex}};\n" PARENT_SCOPE)
+  set(${out} "alignas(8) const unsigned char ${name}[] = {\n${hex}};\nconstexpr size_t ${name}_size = sizeof ${name};\n"
+      PARENT_SCOPE)
 endfunction()
 byte_array(machine_code ${gen}/${FAMILY}.sass.fatbin machine)
-byte_array(ptx ${gen}/${FAMILY}.ptx.fatbin ptx)
+byte_array(ptx_gz ${gen}/${FAMILY}.ptx.fatbin.gz ptx)
 # The sources as NUL-terminated byte arrays, each named as an #include names it (relative to
 # -Isrc or -Iinclude; the .cu by its path in the tree).
 set(source_arrays "")
@@ -114,7 +134,7 @@ file(WRITE ${gen}/${FAMILY}_image.cpp.tmp
      "namespace ox::cuda::detail {\n\n"
      "extern const KernelImage kernel_image_${FAMILY};\n"
      "const KernelImage kernel_image_${FAMILY}{\"${FAMILY}\", \"${stamp}\", machine_code,\n"
-     "                                      sizeof machine_code, ptx, sizeof ptx,\n"
+     "                                      machine_code_size, ptx_gz, ptx_gz_size,\n"
      "                                      sources, sizeof sources / sizeof sources[0]};\n\n"
      "}  // namespace ox::cuda::detail\n")
 file(RENAME ${gen}/${FAMILY}_image.cpp.tmp ${gen}/${FAMILY}_image.cpp)

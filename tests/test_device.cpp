@@ -32,6 +32,12 @@ class RecordPrimitives : public ::testing::Environment {
   std::string path_;
 };
 
+// The tests that set two threads check how work splits between them: the thread governor
+// (backend/thread_governor.h) would take one away whenever ctest runs another program beside
+// them. Its decisions are tested directly (registry_test.cpp); the `oxmera` runs of the CLI
+// tests keep it on.
+const bool g_fixed_threads = [] { return ::setenv("OXMERA_ADAPTIVE_THREADS", "0", 0) == 0; }();
+
 const bool g_device_chosen = [] {
   const char* env = std::getenv("OXMERA_TEST_DEVICE");
   if (env == nullptr || *env == '\0' || std::string_view(env) == "cpu") return false;

@@ -92,7 +92,7 @@ inline std::vector<int64_t> strides_of(const ox::Tensor& t) { return t.strides()
 // ---- Inputs for op tests: fixed values, row-major ------------------------------------------
 
 using ShapeV = std::vector<int64_t>;
-// TESTING.md's shapes; (1029, 917) crosses the parallel grain, so two threads split it.
+// docs/TESTING.md's shapes; (1029, 917) crosses the parallel grain, so two threads split it.
 inline const std::vector<ShapeV> kShapes = {{}, {1}, {0}, {1, 0, 3}, {23}, {812}, {1029, 917}};
 
 inline std::string shape_str(const ShapeV& s) {

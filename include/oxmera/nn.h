@@ -2,8 +2,8 @@
 // ox::nn: modules, containers, layers, initializers and the functional forms.
 
 #include "oxmera/nn/activation.h"
-#include "oxmera/nn/clip_grad.h"
 #include "oxmera/nn/attention.h"
+#include "oxmera/nn/clip_grad.h"
 #include "oxmera/nn/containers.h"
 #include "oxmera/nn/conv.h"
 #include "oxmera/nn/dropout.h"

@@ -105,7 +105,7 @@ Tensor ge(const TensorOrScalar& a, const TensorOrScalar& b);
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
                bool equal_nan = false);
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
-              bool equal_nan = false);  // isclose everywhere; synchronizes
+              bool equal_nan = false);         // isclose everywhere; synchronizes
 bool equal(const Tensor& a, const Tensor& b);  // same shape and values (torch.equal)
 Tensor logical_and(const TensorOrScalar& a, const TensorOrScalar& b);
 Tensor logical_or(const TensorOrScalar& a, const TensorOrScalar& b);

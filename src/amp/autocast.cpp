@@ -37,8 +37,8 @@ thread_local std::unordered_map<CacheKey, CacheEntry, CacheKeyHash> t_cache;
 // A cached cast must carry the graph edge back to the weight, so casts made without grad mode
 // (whose results have none) are not cached.
 Tensor cached_cast(const Tensor& t, DType to) {
-  const bool cacheable = detail::t_state.cache_enabled && t.requires_grad() && t.is_leaf() &&
-                         is_grad_enabled();
+  const bool cacheable =
+      detail::t_state.cache_enabled && t.requires_grad() && t.is_leaf() && is_grad_enabled();
   if (!cacheable) return t.to(to);
   CacheEntry& e = t_cache[CacheKey{t.impl(), to}];
   if (!e.cast.defined() || e.version != t.version()) e = CacheEntry{t, t.version(), t.to(to)};

@@ -69,7 +69,8 @@ GradcheckResult gradcheck(const DifferentiableFn& fn, const std::vector<Tensor>&
         for (const Tensor& x : wrt) row.emplace_back(size_t(x.numel()), 0.0);
         continue;
       }
-      Tensor seed = ox::zeros(outs[o].shape(), {.dtype = outs[o].dtype(), .device = outs[o].device()});
+      Tensor seed =
+          ox::zeros(outs[o].shape(), {.dtype = outs[o].dtype(), .device = outs[o].device()});
       element_view(seed, j).fill_(1);
       const std::vector<Tensor> g = grad({outs[o]}, wrt, {seed}, /*retain_graph=*/true,
                                          /*create_graph=*/false, /*allow_unused=*/true);
@@ -134,7 +135,8 @@ GradcheckResult gradgradcheck(const DifferentiableFn& fn, const std::vector<Tens
   Generator gen(20261201);
   std::vector<Tensor> all = inputs;
   for (const Tensor& o : outs)
-    all.push_back(ox::randn(o.shape(), {.dtype = kF64, .device = o.device()}, &gen).requires_grad_());
+    all.push_back(
+        ox::randn(o.shape(), {.dtype = kF64, .device = o.device()}, &gen).requires_grad_());
   const size_t n_inputs = inputs.size();
   const DifferentiableFn first_order = [&fn, n_inputs, diff](const std::vector<Tensor>& args) {
     const std::vector<Tensor> in(args.begin(), args.begin() + int64_t(n_inputs));
@@ -148,7 +150,8 @@ GradcheckResult gradgradcheck(const DifferentiableFn& fn, const std::vector<Tens
     std::vector<Tensor> g = grad(used, wrt, seeds, /*retain_graph=*/true, /*create_graph=*/true,
                                  /*allow_unused=*/true);
     for (size_t c = 0; c < g.size(); ++c)
-      if (!g[c].defined()) g[c] = ox::zeros(wrt[c].shape(), {.dtype = kF64, .device = wrt[c].device()});
+      if (!g[c].defined())
+        g[c] = ox::zeros(wrt[c].shape(), {.dtype = kF64, .device = wrt[c].device()});
     return g;
   };
   return gradcheck(first_order, all, options);

@@ -22,6 +22,7 @@
 #include "backend/cuda/memory.h"
 #include "backend/cuda/report.h"
 #include "backend/forwarding_backend.h"
+#include "backend/thread_governor.h"
 #include "oxmera/core/error.h"
 
 namespace ox {
@@ -55,6 +56,7 @@ void apply_thread_count(int n, const std::string& source) {
   }
   omp_set_num_threads(n);
   cpu::set_blas_threads(n);
+  detail::note_requested_threads(n);
 }
 
 // The op that last asked for a backend on this thread (backend_for), copied so that a name
@@ -149,6 +151,7 @@ void register_backend(std::unique_ptr<Backend> backend) { registry().install(std
 
 Backend& backend_for(DeviceType type, const char* op) {
   remember_op(op);
+  if (type == DeviceType::CPU) detail::govern_threads();
   Backend* b = find_backend(type);
   if (b == nullptr) [[unlikely]] {
     const std::string why = type == DeviceType::CUDA ? cuda::detail::runtime_report().reason
@@ -191,8 +194,8 @@ void set_num_threads(int n) {
 }
 
 int get_num_threads() {
-  registry();  // applies the cap to a count that came from OMP_NUM_THREADS
-  return omp_get_max_threads();
+  registry();                          // applies the cap to a count that came from OMP_NUM_THREADS
+  return detail::requested_threads();  // not what the governor has lowered it to for now
 }
 
 void synchronize(Device device) { backend_for(device, "synchronize").synchronize(device.index()); }

@@ -1,5 +1,5 @@
 #pragma once
-// The one dtype switch: dispatch_dtype(dt, [&]<class T>() { ... }) calls the lambda with the
+// The general dtype switch: dispatch_dtype(dt, [&]<class T>() { ... }) calls the lambda with the
 // C++ element type of `dt`.
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 #include "core/file_check.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -57,6 +58,20 @@ std::uint64_t require_regular_file(const std::string& path, std::string_view op)
                ? ", not a regular file"
                : "");
   return status.size;
+}
+
+std::string read_to_end(int fd, const std::string& path, std::string_view op, std::uint64_t limit) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) return bytes;
+    if (n < 0 && errno == EINTR) continue;
+    OX_CHECK(n > 0, Io, op, "error reading '", path, "': ", std::strerror(errno));
+    OX_CHECK(bytes.size() + size_t(n) <= limit, Io, op, "'", path,
+             "' reports no size and holds more than ", limit, " bytes");
+    bytes.append(buffer, size_t(n));
+  }
 }
 
 void require_folder(const std::string& path, std::string_view op) {

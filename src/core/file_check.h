@@ -28,6 +28,12 @@ FileStatus file_status(const std::string& path);
 // it. Returns the file's size in bytes, which readers use to bound the counts a header declares.
 std::uint64_t require_regular_file(const std::string& path, std::string_view op);
 
+// The bytes of the open file `fd` from its current position to its end, for a regular file
+// whose size the kernel reports as 0 (/proc, /sys: the bytes are made as they are read, so
+// stat's size is no bound). More than `limit` bytes is an Io error naming `op` and `path`.
+std::string read_to_end(int fd, const std::string& path, std::string_view op,
+                        std::uint64_t limit = std::uint64_t(1) << 28);
+
 // The same for a folder: Io "[op] 'PATH' is a regular file, not a folder", ...
 void require_folder(const std::string& path, std::string_view op);
 

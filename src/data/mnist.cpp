@@ -121,12 +121,20 @@ Tensor read_idx_file(const std::string& source) {
   const uint64_t size = detail::require_regular_file(source, kOp);
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(source.c_str(), "rb"), &std::fclose);
   OX_CHECK(file != nullptr, Io, kOp, "cannot open ", source, ": ", std::strerror(errno));
-  uint8_t magic[2] = {0, 0};
-  const size_t magic_size = std::fread(magic, 1, 2, file.get());
-  std::rewind(file.get());
-  const bool gzip = magic_size == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  if (!gzip) check_plain_size(file.get(), size, source);
-  std::vector<uint8_t> bytes = read_bytes(file.get(), size_t(size), source);
+  std::vector<uint8_t> bytes;
+  bool gzip = false;
+  if (size == 0) {  // /proc and /sys report 0 bytes for what reading them gives
+    const std::string all = detail::read_to_end(fileno(file.get()), source, kOp);
+    bytes.assign(all.begin(), all.end());
+    gzip = bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
+  } else {
+    uint8_t magic[2] = {0, 0};
+    const size_t magic_size = std::fread(magic, 1, 2, file.get());
+    std::rewind(file.get());
+    gzip = magic_size == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    if (!gzip) check_plain_size(file.get(), size, source);
+    bytes = read_bytes(file.get(), size_t(size), source);
+  }
   file.reset();
   if (gzip) bytes = gunzip(bytes, source);
   const IdxHeader header = parse_idx(bytes.data(), bytes.size(), source);

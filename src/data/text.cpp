@@ -139,6 +139,8 @@ std::string read_text(const std::string& source) {
   const uint64_t size = detail::require_regular_file(source, "TextDataset");
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(source.c_str(), "rb"), &std::fclose);
   OX_CHECK(file != nullptr, Io, "TextDataset", "cannot open ", source, ": ", std::strerror(errno));
+  // /proc and /sys report 0 bytes for what reading them gives.
+  if (size == 0) return detail::read_to_end(fileno(file.get()), source, "TextDataset");
   std::string text(size_t(size), '\0');
   size_t got = 0;
   while (got < text.size()) {

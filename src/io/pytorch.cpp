@@ -45,8 +45,15 @@ class Mapped {
       ::close(fd);
       if (data == MAP_FAILED) OX_FAIL(Io, kOp, "cannot map '", path, "': ", std::strerror(error));
       data_ = static_cast<const uint8_t*>(data);
-    } else {
+    } else {  // /proc and /sys report 0 bytes for what reading them gives
+      try {
+        owned_ = detail::read_to_end(fd, path, kOp);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
       ::close(fd);
+      size_ = owned_.size();
     }
   }
   ~Mapped() {
@@ -54,11 +61,15 @@ class Mapped {
   }
   Mapped(const Mapped&) = delete;
   Mapped& operator=(const Mapped&) = delete;
-  const uint8_t* data() const { return data_ != nullptr ? data_ : &empty_; }
+  const uint8_t* data() const {
+    if (data_ != nullptr) return data_;
+    return owned_.empty() ? &empty_ : reinterpret_cast<const uint8_t*>(owned_.data());
+  }
   size_t size() const { return size_; }
 
  private:
-  const uint8_t* data_ = nullptr;
+  const uint8_t* data_ = nullptr;  // the mapping, when the file has a size
+  std::string owned_;              // else what reading it gave
   size_t size_ = 0;
   uint8_t empty_ = 0;
 };

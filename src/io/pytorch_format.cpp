@@ -149,6 +149,11 @@ PytorchContents finish(const pickle::Result& r, std::string_view source, std::st
     if (s.bytes.size() % dtype_size(s.dtype) != 0)
       fail(source, "storage '", s.key, "' holds ", s.bytes.size(), " bytes, not a whole number of ",
            s.dtype, " elements");
+    // The count the pickle declares must be what is stored, as torch.load requires.
+    if (uint64_t(storage.integer) != s.bytes.size() / dtype_size(s.dtype))
+      fail(source, "storage '", s.key, "' is declared with ", storage.integer, " ", s.dtype,
+           " elements but holds ", s.bytes.size() / dtype_size(s.dtype), " (", s.bytes.size(),
+           " bytes)");
     out.storage_bytes += s.bytes.size();
     storage_index.emplace(storage.text, out.storages.size());
     out.storages.push_back(std::move(s));

@@ -77,6 +77,17 @@ std::shared_ptr<FileBytes> map_file(const std::string& path) {
     OX_FAIL(Io, kReadOp, "'", path, "' ", detail::file_status(path).what, ", not a regular file");
   }
   const auto size = static_cast<size_t>(status.st_size);
+  if (size == 0) {  // /proc and /sys report 0 bytes for what reading them gives
+    std::string bytes;
+    try {
+      bytes = detail::read_to_end(fd, path, kReadOp);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    return copy_bytes(bytes);
+  }
   if (size < 8) {  // too short to map usefully; the parser reports it
     char small[8];
     const ssize_t got = ::pread(fd, small, size, 0);

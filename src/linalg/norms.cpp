@@ -133,7 +133,9 @@ Tensor matrix_power(const Tensor& a, int64_t n) {
     // gradient) as PyTorch's.
     const Tensor idx = arange(a.size(-1), {.device = a.device()});
     const Tensor diagonal = eq(idx.unsqueeze(1), idx.unsqueeze(0));
-    return masked_fill(masked_fill(a, scalar_tensor(true, {.dtype = kBool, .device = a.device()}), 0), diagonal, 1);
+    return masked_fill(
+        masked_fill(a, scalar_tensor(true, {.dtype = kBool, .device = a.device()}), 0), diagonal,
+        1);
   }
   if (n == 1) return a.clone();
   if (n == -1) return inv(a);
@@ -194,7 +196,8 @@ Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   const Tensor idx = arange(side, {.device = x.device()});
   const Tensor on_diagonal = eq(idx.unsqueeze(0) - idx.unsqueeze(1), offset);
   const Tensor values = offset >= 0 ? padded.unsqueeze(-1) : padded.unsqueeze(-2);
-  const Tensor square = where(on_diagonal, values, zeros({1}, {.dtype = x.dtype(), .device = x.device()}));
+  const Tensor square =
+      where(on_diagonal, values, zeros({1}, {.dtype = x.dtype(), .device = x.device()}));
   Dims perm;
   for (int64_t d = 0, batch = 0; d < nd; ++d)
     perm.push_back(d == d1 ? nd - 2 : d == d2 ? nd - 1 : batch++);

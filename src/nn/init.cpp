@@ -132,7 +132,8 @@ Tensor trunc_normal_(const Tensor& tensor, double mean, double std, double a, do
   const auto cdf = [](double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); };
   const double lo = 2 * cdf((a - mean) / std) - 1, hi = 2 * cdf((b - mean) / std) - 1;
   // Inverse-CDF sampling in f64: uniform in [cdf(a), cdf(b)), mapped through erfinv.
-  const Tensor u = rand(tensor.shape(), {.dtype = kF64, .device = tensor.device()}, gen) * (hi - lo) + lo;
+  const Tensor u =
+      rand(tensor.shape(), {.dtype = kF64, .device = tensor.device()}, gen) * (hi - lo) + lo;
   const Tensor y = clamp(u, -1.0 + 1e-15, 1.0 - 1e-15);
   return assign(tensor, clamp(erfinv(y) * (std * std::sqrt(2.0)) + mean, a, b));
 }

@@ -235,8 +235,8 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(ModulePtr module, Optio
     for (const int64_t d : p.shape()) hash = hash * 1000003u + uint64_t(d) + 1;
   const auto fingerprint = int64_t(hash);
   // Where the group's backend reduces: the parameters' device for NCCL, the CPU otherwise.
-  const Device on = group_->backend() == "nccl" && !trained.empty() ? trained[0].device()
-                                                                     : Device::cpu();
+  const Device on =
+      group_->backend() == "nccl" && !trained.empty() ? trained[0].device() : Device::cpu();
   Tensor mine = ox::tensor(std::vector<int64_t>{fingerprint}, {1}).to(on);
   Tensor all = ox::zeros({group_->size()}, {.dtype = kI64, .device = on});
   group_->all_gather_into_tensor(all, mine)->wait();

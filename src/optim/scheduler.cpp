@@ -13,9 +13,12 @@ namespace ox::optim {
 namespace {
 
 Tensor f64_vector(const std::vector<double>& values) {
-  return tensor(values, {static_cast<int64_t>(values.size())}, {.dtype = kF64, .device = Device::cpu()});
+  return tensor(values, {static_cast<int64_t>(values.size())},
+                {.dtype = kF64, .device = Device::cpu()});
 }
-Tensor i64_scalar(int64_t value) { return scalar_tensor(value, {.dtype = kI64, .device = Device::cpu()}); }
+Tensor i64_scalar(int64_t value) {
+  return scalar_tensor(value, {.dtype = kI64, .device = Device::cpu()});
+}
 
 const Tensor& key(const TensorDict& dict, const std::string& name, const char* op) {
   return detail::find_key(dict, name, op);

@@ -379,7 +379,8 @@ Tensor& Tensor::fill_(const Scalar& value) {
            " cannot be converted to ", impl.dtype(), " without overflow");
   const bool track = autograd::needs_grad({this});
   if (track && impl.is_view())  // recorded as a write into the base
-    return copy_(full(impl.layout().shape, value, {.dtype = impl.dtype(), .device = impl.device()}));
+    return copy_(
+        full(impl.layout().shape, value, {.dtype = impl.dtype(), .device = impl.device()}));
   if (track) autograd::check_inplace(*this, "fill_");
   backend_for(impl.device(), "fill_").fill(impl.array(), value);
   impl.storage()->bump_version();

@@ -75,9 +75,13 @@ TEST(AutogradRulesIndex, Gather) {
 }
 
 TEST(AutogradRulesIndex, GatherDuplicatesAccumulate) {
-  const Tensor x = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {.dtype = ox::kF64}).reshape({2, 3}).requires_grad_();
+  const Tensor x = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {.dtype = ox::kF64})
+                       .reshape({2, 3})
+                       .requires_grad_();
   const Tensor out = ox::gather(x, 1, idx({0, 0, 2, 1, 1, 1}, {2, 3}));
-  (out * ox::tensor({1.0, 10.0, 100.0, 1.0, 2.0, 4.0}, {.dtype = ox::kF64}).reshape({2, 3})).sum().backward();
+  (out * ox::tensor({1.0, 10.0, 100.0, 1.0, 2.0, 4.0}, {.dtype = ox::kF64}).reshape({2, 3}))
+      .sum()
+      .backward();
   expect_values(x.grad(), {11, 0, 100, 0, 7, 0}, "gather grad");
 }
 
@@ -141,7 +145,8 @@ TEST(AutogradRulesIndex, EmbeddingPaddingGetsNoGradient) {
   for (const int64_t pad : {1, -3}) {  // -3 is row 1 of 4
     const Tensor w = leaf(values({4, 2}, -1, 1, 5));
     const Tensor out = ox::embedding(w, idx({1, 2, 2, 0}, {2, 2}), pad);
-    const Tensor cot = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0}, {.dtype = ox::kF64}).reshape({2, 2, 2});
+    const Tensor cot = ox::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0}, {.dtype = ox::kF64})
+                           .reshape({2, 2, 2});
     (out * cot).sum().backward();
     expect_values(w.grad(), {7, 8, 0, 0, 8, 10, 0, 0}, "embedding padding " + std::to_string(pad));
   }
@@ -237,7 +242,9 @@ TEST(AutogradRulesIndex, Scatter) {
   // x's gradient is zero where src was written; src's is the gradient it was written to.
   const Tensor x = leaf(ox::zeros({3}, {.dtype = ox::kF64}));
   const Tensor s = leaf(ox::zeros({2}, {.dtype = ox::kF64}));
-  (ox::scatter(x, 0, idx({2, 0}), s) * ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64})).sum().backward();
+  (ox::scatter(x, 0, idx({2, 0}), s) * ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64}))
+      .sum()
+      .backward();
   expect_values(x.grad(), {0, 2, 0}, "scatter x grad");
   expect_values(s.grad(), {3, 1}, "scatter src grad");
 }
@@ -295,7 +302,8 @@ TEST(AutogradRulesIndex, ScatterReduceProdWithZeros) {
         [&](const Inputs& in) {
           return ox::scatter_reduce(in[0], 0, idx({0, 0, 1}), in[1], "prod");
         },
-        {leaf(ox::tensor({2.0, 5.0}, {.dtype = ox::kF64})), leaf(ox::tensor({0.0, 3.0, 4.0}, {.dtype = ox::kF64}))});
+        {leaf(ox::tensor({2.0, 5.0}, {.dtype = ox::kF64})),
+         leaf(ox::tensor({0.0, 3.0, 4.0}, {.dtype = ox::kF64}))});
 }
 
 TEST(AutogradRulesIndex, IndexAdd) {
@@ -309,7 +317,9 @@ TEST(AutogradRulesIndex, IndexAdd) {
                 {leaf(values({3, 4}, -1, 1, 19))});
   const Tensor x = leaf(ox::zeros({2}, {.dtype = ox::kF64}));
   const Tensor s = leaf(ox::zeros({3}, {.dtype = ox::kF64}));
-  (ox::index_add(x, 0, idx({1, 1, 0}), s, -2) * ox::tensor({3.0, 5.0}, {.dtype = ox::kF64})).sum().backward();
+  (ox::index_add(x, 0, idx({1, 1, 0}), s, -2) * ox::tensor({3.0, 5.0}, {.dtype = ox::kF64}))
+      .sum()
+      .backward();
   expect_values(x.grad(), {3, 5}, "index_add x grad");
   expect_values(s.grad(), {-10, -10, -6}, "index_add source grad");
 }
@@ -338,7 +348,9 @@ TEST(AutogradRulesIndex, IndexPut) {
         {leaf(base), leaf(values({1}, -1, 1, 24))});
   const Tensor x = leaf(ox::zeros({3}, {.dtype = ox::kF64}));
   const Tensor v = leaf(ox::zeros({1}, {.dtype = ox::kF64}));
-  (ox::index_put(x, {idx({0, 2})}, v) * ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64})).sum().backward();
+  (ox::index_put(x, {idx({0, 2})}, v) * ox::tensor({1.0, 2.0, 3.0}, {.dtype = ox::kF64}))
+      .sum()
+      .backward();
   expect_values(x.grad(), {0, 2, 0}, "index_put x grad");
   expect_values(v.grad(), {4}, "index_put broadcast values grad");
 }

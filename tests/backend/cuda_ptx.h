@@ -11,9 +11,10 @@
 namespace oxtest {
 
 inline std::string embedded_ptx(const char* family) {
-  const ox::cuda::detail::KernelImage& image = ox::cuda::detail::kernel_image(family);
-  return std::string(
-      ox::cuda::detail::ptx_text(ox::cuda::detail::parse_fatbin(image.ptx, image.ptx_size).at(0)));
+  const std::span<const unsigned char> fatbin =
+      ox::cuda::detail::ptx_fatbin(ox::cuda::detail::kernel_image(family));
+  return std::string(ox::cuda::detail::ptx_text(
+      ox::cuda::detail::parse_fatbin(fatbin.data(), fatbin.size()).at(0)));
 }
 
 // The names of the kernels (".entry <name>(") the family defines.

@@ -25,6 +25,7 @@
 #include "backend/cuda/image.h"
 #include "backend/cuda/libraries.h"
 #include "backend/cuda/module.h"
+#include "backend/cuda_ptx.h"
 #endif
 
 namespace {
@@ -80,12 +81,17 @@ TEST(CudaRuntime, DoctorsReportSaysWhy) {
   }
   EXPECT_TRUE(keys.count("build")) << "every build says how it was built";
   if (ox::cuda::is_built()) {
-    for (const char* key : {"driver", "kernel fingerprint", "kernel targets", "cublas", "cublasLt",
-                            "nvrtc", "cusolver"})
+    for (const char* key : {"driver", "kernel fingerprint", "kernel targets", "kernel code",
+                            "cublas", "cublasLt", "nvrtc", "cusolver"})
       EXPECT_TRUE(keys.count(key)) << key;
     for (const auto& [key, value] : cuda->features) {
       if (key == "kernel fingerprint") {
         EXPECT_EQ(value, ox::cuda::kernel_fingerprint());
+      }
+      if (key == "kernel code") {  // PTX alone is one target, compute_75
+        const bool ptx_only = ox::cuda::kernel_targets().size() == 1;
+        EXPECT_EQ(value.starts_with("PTX only, for compute capability 7.5"), ptx_only) << value;
+        EXPECT_EQ(value.starts_with("machine code for sm_"), !ptx_only) << value;
       }
     }
     if (!ox::cuda::is_available()) {
@@ -193,15 +199,20 @@ TEST(CudaKernelImage, TheFingerprintIsStableAndCoversEveryFamily) {
 }
 
 TEST(CudaKernelImage, MachineCodeHoldsExactlyTheConfiguredTargets) {
+  // Empty on a machine without a GPU (CI's): PTX only.
   const std::vector<int> expected = configured_targets();
-  ASSERT_FALSE(expected.empty());
   EXPECT_EQ(cuda::built_targets(), expected);
   std::vector<std::string> names;
   for (int t : expected) names.push_back("sm_" + std::to_string(t));
-  names.push_back("compute_" + std::to_string(expected.front()));
+  names.push_back("compute_75");
   EXPECT_EQ(ox::cuda::kernel_targets(), names);
-  EXPECT_EQ(cuda::kernel_build().ptx_target, expected.front());
+  EXPECT_EQ(cuda::kernel_build().ptx_target, 75);
   for (const cuda::KernelImage* image : cuda::kernel_images()) {
+    if (expected.empty()) {
+      EXPECT_EQ(image->machine_code, nullptr) << image->family;
+      EXPECT_EQ(image->machine_code_size, 0u) << image->family;
+      continue;
+    }
     std::vector<int> archs;
     for (const cuda::FatbinEntry& e :
          cuda::parse_fatbin(image->machine_code, image->machine_code_size)) {
@@ -223,7 +234,14 @@ std::string ptx_bytes(const std::string& text) {
 
 TEST(CudaKernelImage, PtxImageIsPlainPtxForTheLowestTargetWithTheStamp) {
   for (const cuda::KernelImage* image : cuda::kernel_images()) {
-    const std::vector<cuda::FatbinEntry> entries = cuda::parse_fatbin(image->ptx, image->ptx_size);
+    // Stored gzip-compressed (magic 1f 8b), inflated once and kept.
+    ASSERT_GE(image->ptx_gz_size, 18u);
+    EXPECT_EQ(image->ptx_gz[0], 0x1f);
+    EXPECT_EQ(image->ptx_gz[1], 0x8b);
+    const std::span<const unsigned char> fatbin = cuda::ptx_fatbin(*image);
+    EXPECT_LT(image->ptx_gz_size * 3, fatbin.size()) << image->family << ": PTX compresses well";
+    EXPECT_EQ(cuda::ptx_fatbin(*image).data(), fatbin.data());
+    const std::vector<cuda::FatbinEntry> entries = cuda::parse_fatbin(fatbin.data(), fatbin.size());
     ASSERT_EQ(entries.size(), 1u) << image->family;
     EXPECT_TRUE(entries[0].is_ptx);
     EXPECT_FALSE(entries[0].compressed);
@@ -234,7 +252,7 @@ TEST(CudaKernelImage, PtxImageIsPlainPtxForTheLowestTargetWithTheStamp) {
         << image->family << " does not carry its stamp " << image->stamp;
   }
   const cuda::KernelImage& fill = cuda::kernel_image("fill");
-  const std::string ptx(cuda::ptx_text(cuda::parse_fatbin(fill.ptx, fill.ptx_size)[0]));
+  const std::string ptx(oxtest::embedded_ptx("fill"));
   for (const char* kernel : {"ox_fill_w1", "ox_fill_w8", "ox_arange_f16", "ox_arange_i64",
                              "ox_arange_bool", "ox_linspace_bf16", "ox_linspace_u8"})
     EXPECT_TRUE(contains(ptx, std::string(".entry ") + kernel + "(")) << kernel;
@@ -244,11 +262,11 @@ TEST(CudaKernelImage, MalformedFatbinsAreRefused) {
   const unsigned char junk[64] = {1, 2, 3};
   EXPECT_EQ(kind_of([&] { cuda::parse_fatbin(junk, sizeof junk); }), ox::ErrorKind::Internal);
   EXPECT_EQ(kind_of([&] { cuda::parse_fatbin(nullptr, 0); }), ox::ErrorKind::Internal);
-  const cuda::KernelImage& fill = cuda::kernel_image("fill");
+  const std::span<const unsigned char> fill = cuda::ptx_fatbin(cuda::kernel_image("fill"));
   // Cut short: the header's size (or an entry's) runs past the end.
-  EXPECT_EQ(kind_of([&] { cuda::parse_fatbin(fill.ptx, fill.ptx_size / 2); }),
+  EXPECT_EQ(kind_of([&] { cuda::parse_fatbin(fill.data(), fill.size() / 2); }),
             ox::ErrorKind::Internal);
-  std::vector<unsigned char> bytes(fill.ptx, fill.ptx + fill.ptx_size);
+  std::vector<unsigned char> bytes(fill.begin(), fill.end());
   bytes[16] = 7;  // the first entry's kind
   EXPECT_EQ(kind_of([&] { cuda::parse_fatbin(bytes.data(), bytes.size()); }),
             ox::ErrorKind::Internal);
@@ -272,8 +290,12 @@ TEST(CudaKernelImage, EachComputeCapabilityGetsMachineCodePtxOrNothing) {
   EXPECT_EQ(cuda::kernel_form_for(narrow, 75, 7, 2), KernelForm::None);
   const cuda::KernelImage& fill = cuda::kernel_image("fill");
   const int low = cuda::kernel_build().ptx_target;
-  EXPECT_EQ(cuda::module_image(fill, low / 10, low % 10).data, fill.machine_code);
-  EXPECT_EQ(cuda::module_image(fill, 99, 9).data, fill.ptx);  // a future major: JIT
+  if (cuda::built_targets().empty())  // PTX only: every supported GPU JITs it
+    EXPECT_EQ(cuda::module_image(fill, low / 10, low % 10).data, cuda::ptx_fatbin(fill).data());
+  else
+    EXPECT_EQ(cuda::module_image(fill, cuda::built_targets().front() / 10, 9).data,
+              fill.machine_code);
+  EXPECT_EQ(cuda::module_image(fill, 99, 9).data, cuda::ptx_fatbin(fill).data());  // JIT
   EXPECT_EQ(cuda::module_image(fill, 99, 9).form, KernelForm::PtxJit);
   EXPECT_EQ(cuda::module_image(fill, 6, 0).data, nullptr);
 }
@@ -284,7 +306,7 @@ TEST(CudaPtxas, EmbeddedPtxAssemblesForSm75AndSm90) {
   const char* ptxas = getenv("OXMERA_TEST_PTXAS");
   if (ptxas == nullptr || *ptxas == '\0') GTEST_SKIP() << "run by ctest's cuda_ptxas";
   for (const cuda::KernelImage* image : cuda::kernel_images()) {
-    const std::string ptx(cuda::ptx_text(cuda::parse_fatbin(image->ptx, image->ptx_size).at(0)));
+    const std::string ptx(oxtest::embedded_ptx(image->family));
     char path[] = "/tmp/oxmera_ptxas_XXXXXX";
     const int fd = mkstemp(path);
     ASSERT_GE(fd, 0);

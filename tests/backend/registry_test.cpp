@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_allocator.h"
+#include "backend/thread_governor.h"
 #include "test_util.h"
 
 namespace {
@@ -116,3 +117,72 @@ TEST(Threads, NonPositiveCountIsAValueErrorAndChangesNothing) {
 }
 
 }  // namespace
+
+// ---- The thread governor's decisions (backend/thread_governor.h) ------------------------------
+
+namespace governor {
+
+using ox::detail::govern_step;
+using ox::detail::GovernorState;
+constexpr int64_t kMs = 1'000'000, kS = 1'000 * kMs;
+
+TEST(ThreadGovernor, DropsAThreadWhenAThirdOfTheTimeWasSpentWaitingForACore) {
+  GovernorState s{.requested = 4, .limit = 4};
+  govern_step(s, 100 * kMs, 30 * kMs, 0);  // under a third: stays
+  EXPECT_EQ(s.limit, 4);
+  govern_step(s, 100 * kMs, 34 * kMs, 0);
+  EXPECT_EQ(s.limit, 3);
+  govern_step(s, 100 * kMs, 60 * kMs, 100 * kMs);
+  govern_step(s, 100 * kMs, 60 * kMs, 200 * kMs);
+  EXPECT_EQ(s.limit, 1);
+  govern_step(s, 100 * kMs, 90 * kMs, 300 * kMs);  // never below one
+  EXPECT_EQ(s.limit, 1);
+}
+
+TEST(ThreadGovernor, IgnoresIntervalsTooShortToTellAnything) {
+  GovernorState s{.requested = 2, .limit = 2};
+  govern_step(s, 19 * kMs, 19 * kMs, 0);  // under 20 ms runnable
+  EXPECT_EQ(s.limit, 2);
+}
+
+TEST(ThreadGovernor, TriesOneMoreAfterAQuietSecondAndBacksOffWhenTheWaitingReturns) {
+  GovernorState s{.requested = 2, .limit = 2};
+  govern_step(s, 100 * kMs, 50 * kMs, 0);
+  ASSERT_EQ(s.limit, 1);
+  govern_step(s, 100 * kMs, 0, kS - kMs);  // quiet, but not yet a second
+  EXPECT_EQ(s.limit, 1);
+  govern_step(s, 100 * kMs, 0, kS);  // quiet for a second: one more
+  EXPECT_EQ(s.limit, 2);
+  govern_step(s, 100 * kMs, 50 * kMs, kS + 100 * kMs);  // crowded again: back, wait 2 s
+  EXPECT_EQ(s.limit, 1);
+  govern_step(s, 100 * kMs, 0, 3 * kS);
+  EXPECT_EQ(s.limit, 1);
+  govern_step(s, 100 * kMs, 0, 3 * kS + 100 * kMs);
+  EXPECT_EQ(s.limit, 2);
+  // Failed tries double the wait up to 16 s.
+  int64_t now = 3 * kS + 200 * kMs;
+  for (int i = 0; i < 10; ++i) {
+    govern_step(s, 100 * kMs, 50 * kMs, now);
+    ASSERT_EQ(s.limit, 1);
+    now = s.probe_at_ns;
+    govern_step(s, 100 * kMs, 0, now);
+    ASSERT_EQ(s.limit, 2);
+  }
+  EXPECT_EQ(s.backoff_ns, 16 * kS);
+  // A try that holds: back to a second, never above the count asked for.
+  govern_step(s, 100 * kMs, 0, now + 100 * kMs);
+  EXPECT_EQ(s.backoff_ns, kS);
+  EXPECT_FALSE(s.probing);
+  govern_step(s, 100 * kMs, 0, now + 100 * kS);
+  EXPECT_EQ(s.limit, 2);
+}
+
+TEST(ThreadGovernor, TheCountAskedForIsWhatGetNumThreadsReports) {
+  const int before = ox::get_num_threads();
+  ox::set_num_threads(1);
+  EXPECT_EQ(ox::get_num_threads(), 1);
+  ox::set_num_threads(before);
+  EXPECT_EQ(ox::get_num_threads(), before);
+}
+
+}  // namespace governor

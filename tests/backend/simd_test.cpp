@@ -307,7 +307,7 @@ TEST_P(SimdTarget, SumsAreBitwiseTheSameAsOnThePortableTarget) {
       ox::set_simd_target(GetParam());
       EXPECT_EQ(std::bit_cast<uint64_t>(here), std::bit_cast<uint64_t>(portable))
           << ox::dtype_name(dt) << " n=" << n;
-      // Reductions grow their error with n (TESTING.md): sqrt(n) ulps of the magnitudes.
+      // Reductions grow their error with n (docs/TESTING.md): sqrt(n) ulps of the magnitudes.
       double magnitude = 0;
       for (double e : v) magnitude += std::fabs(e);
       const double eps = dt == ox::kF32 ? 6e-8 : 1.2e-16;

@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -468,6 +469,76 @@ TEST_F(Hostile, OutputsThatAreNotRegularFilesAreRefused) {
   write_file(dir_ / "file", "x");
   EXPECT_REFUSED(train({"--tensorboard", path("file"), "--batch-size", "16"}), "--tensorboard",
                  "is a regular file, not a folder");
+}
+
+TEST_F(Hostile, SaveReplacesOnlyACheckpointUnlessToldToOverwrite) {
+  write_file(dir_ / "notes.txt", "my notes\n");
+  fs::create_symlink("notes.txt", dir_ / "link.safetensors");
+  EXPECT_REFUSED(train({"--save", "notes.txt", "--batch-size", "16"}), "--save",
+                 "'notes.txt' exists and is not a safetensors checkpoint", "--overwrite");
+  EXPECT_REFUSED(train({"--save", path("link.safetensors"), "--batch-size", "16"}), "--save",
+                 "is not a safetensors checkpoint");
+  EXPECT_EQ(read_file(dir_ / "notes.txt"), "my notes\n");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.safetensors"));
+  EXPECT_REFUSED(train({"--save", "", "--batch-size", "16"}), "--save", "the file name is empty");
+  EXPECT_FALSE(fs::exists(dir_ / "oxmera-mlp.safetensors")) << "'' is not the default name";
+  // An earlier checkpoint of the run is replaced as before; anything else with --overwrite.
+  CliResult r = train({"--save", "m.safetensors", "--batch-size", "16"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  r = train({"--save", "m.safetensors", "--batch-size", "16", "--seed", "3"});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  r = train({"--save", "notes.txt", "--batch-size", "16", "--overwrite"});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_NO_THROW(ox::load_safetensors(path("notes.txt")));
+}
+
+TEST_F(Hostile, SaveWhereNoFileCanBeMadeFailsBeforeTraining) {
+  // /proc/version is a regular file to stat; neither /proc nor /sys takes new files.
+  EXPECT_REFUSED(train({"--save", "/proc/version", "--batch-size", "16"}), "--save",
+                 "is not a safetensors checkpoint");
+  EXPECT_REFUSED(train({"--save", "/proc/version", "--batch-size", "16", "--overwrite"}), "--save",
+                 "cannot create a file in the folder '/proc'");
+  EXPECT_REFUSED(train({"--save", "/sys/x.safetensors", "--batch-size", "16"}), "--save", "/sys");
+}
+
+TEST_F(Hostile, FilesThatReportNoSizeAreReadToTheirEnd) {
+  // /proc files stat as 0 bytes and read as text: read whole, never "0 characters".
+  const CliResult text = train(
+      {"--recipe", "chargpt", "--text", "/proc/self/status", "--limit", "8", "--batch-size", "4"});
+  EXPECT_FALSE(has(text.err, "0 characters")) << describe(text);
+  EXPECT_FALSE(has(text.err, "too short")) << describe(text);
+  EXPECT_EQ(text.code, 0) << describe(text);
+  const CliResult maps = oxmera({"inspect", "/proc/self/maps"});
+  EXPECT_EQ(maps.code, 2) << describe(maps);
+  EXPECT_FALSE(has(maps.err, "file of 0 bytes")) << describe(maps);
+  EXPECT_TRUE(has(maps.err, "header length")) << describe(maps);
+}
+
+TEST_F(Hostile, ANonFiniteLossStopsTheRunAndKeepsTheLastGoodCheckpoint) {
+  CliResult r = train({"--save", "m.safetensors", "--batch-size", "16"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  // A checkpoint whose bias is NaN: the first step's loss is NaN.
+  ox::TensorDict state = ox::load_safetensors(path("m.safetensors"));
+  std::string bias;
+  for (const auto& [name, tensor] : state)
+    if (name.starts_with("model.") && name.ends_with(".bias")) bias = name;
+  ASSERT_FALSE(bias.empty());
+  state.insert_or_assign(bias, ox::full(state.at(bias).shape(), std::nan("")));
+  ox::save_safetensors(path("nan.safetensors"), state);
+  const std::string before = read_file(dir_ / "nan.safetensors");
+  r = train({"--resume", path("nan.safetensors"), "--epochs", "2"});
+  EXPECT_EQ(r.code, 3) << describe(r);
+  EXPECT_TRUE(has(r.err, "the loss is nan at epoch 2, step")) << describe(r);
+  EXPECT_TRUE(has(r.err, "--allow-nonfinite")) << describe(r);
+  EXPECT_EQ(read_file(dir_ / "nan.safetensors"), before) << "the checkpoint was replaced";
+  // Asked to, the run trains on to its end.
+  r = train({"--resume", path("nan.safetensors"), "--epochs", "2", "--allow-nonfinite"});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  // A learning rate that overflows 16-bit activations stops the same way, from scratch.
+  r = train({"--save", "lr.safetensors", "--batch-size", "16", "--precision", "amp-f16", "--lr",
+             "1000", "--epochs", "20"});
+  EXPECT_EQ(r.code, 3) << describe(r);
+  EXPECT_TRUE(has(r.err, "the loss is ")) << describe(r);
 }
 
 TEST_F(Hostile, MissingOutputFoldersAreFoundBeforeTraining) {

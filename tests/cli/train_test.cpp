@@ -432,15 +432,18 @@ TEST_F(TrainCli, ChargptInAmpBf16TracksF32) {
 }
 
 // The issue's bar for mixed precision on images: the CNN in amp-bf16 reaches 88 % test accuracy
-// after one epoch of Fashion-MNIST (the schedule `make run` uses).
+// after one epoch of Fashion-MNIST (the schedule `make run` uses). Bound by its result, not by
+// time: under a minute on an idle machine, it ran at 218 samples/s (~5 min) beside other work,
+// so the deadline only catches a hang.
 TEST_F(TrainCli, CnnInAmpBf16ReachesEightyEightPercentInOneEpoch) {
 #ifdef OXMERA_TEST_SANITIZED
   GTEST_SKIP() << "minutes under the sanitizers";
 #endif
   SKIP_WITHOUT_FASHION_MNIST();
-  const CliResult r =
-      train({"--recipe", "cnn", "--precision", "amp-bf16", "--scheduler", "onecycle", "--lr",
-             "4e-3", "--threads", "2", "--save", path("cnn.safetensors")});
+  const CliResult r = oxtest::run_oxmera(
+      {"train", "--recipe", "cnn", "--precision", "amp-bf16", "--scheduler", "onecycle", "--lr",
+       "4e-3", "--threads", "2", "--save", path("cnn.safetensors")},
+      dir_, {.deadline_s = 1500});
   ASSERT_EQ(r.code, 0) << describe(r);
   std::smatch match;
   ASSERT_TRUE(std::regex_search(r.out, match, std::regex(R"(test accuracy ([0-9.]+)%)"))) << r.out;

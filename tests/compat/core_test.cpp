@@ -61,8 +61,7 @@ TEST(CompatCore, LossesTakeTorchReduction) {
   auto target = torch::tensor({0, 1});
   // nll: -(input[0][0] + input[1][1]) / 2 = 0.75; sum 1.5.
   EXPECT_DOUBLE_EQ(torch::nll_loss(input, target).item<double>(), 0.75);
-  EXPECT_DOUBLE_EQ(
-      torch::nll_loss(input, target, {}, torch::Reduction::Sum).item<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(torch::nll_loss(input, target, {}, torch::Reduction::Sum).item<double>(), 1.5);
   auto p = torch::tensor({0.25, 0.5}, torch::kDouble);
   auto y = torch::tensor({1.0, 0.0}, torch::kDouble);
   const double bce = -(std::log(0.25) + std::log(0.5));
@@ -71,8 +70,7 @@ TEST(CompatCore, LossesTakeTorchReduction) {
   // smooth_l1 with beta 1: |d| = 0.25 -> 0.5 * 0.0625; |d| = 2 -> 1.5.
   auto u = torch::tensor({0.25, 2.0}, torch::kDouble);
   auto z = torch::zeros(2, torch::kDouble);
-  EXPECT_DOUBLE_EQ(torch::smooth_l1_loss(u, z, at::Reduction::Sum).item<double>(),
-                   0.03125 + 1.5);
+  EXPECT_DOUBLE_EQ(torch::smooth_l1_loss(u, z, at::Reduction::Sum).item<double>(), 0.03125 + 1.5);
   EXPECT_DOUBLE_EQ(torch::mse_loss(u, z).item<double>(), (0.0625 + 4.0) / 2);
   EXPECT_EQ(kind_of([&] { torch::mse_loss(u, z, 7); }), ox::ErrorKind::Value);
 }

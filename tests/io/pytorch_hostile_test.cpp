@@ -104,9 +104,10 @@ TEST_F(PytorchHostile, MalformedPickles) {
 TEST_F(PytorchHostile, TensorsOutsideTheirStorage) {
   const auto one = [&](int64_t numel_in_file, int64_t offset, std::vector<int64_t> sizes,
                        std::vector<int64_t> strides, const std::string& part) {
-    expect_error(checkpoint(dict_pickle({{"w", tensor("0", 8, offset, sizes, strides)}}),
-                            {{"0", f32_arange(int(numel_in_file))}}),
-                 ox::ErrorKind::Format, part);
+    expect_error(
+        checkpoint(dict_pickle({{"w", tensor("0", numel_in_file, offset, sizes, strides)}}),
+                   {{"0", f32_arange(int(numel_in_file))}}),
+        ox::ErrorKind::Format, part);
   };
   one(8, 5, {4}, {1}, "tensor 'w' (offset 5, 1 dims) reads element 8 of storage '0'");
   one(8, 0, {3, 3}, {3, 1}, "reads element 8");
@@ -125,6 +126,21 @@ TEST_F(PytorchHostile, TensorsOutsideTheirStorage) {
   expect_error(checkpoint(dict_pickle({{"b", tensor("0", 4, 0, {4}, {1}, "BoolStorage")}}),
                           {{"0", std::string("\x01\x00\x02\x01", 4)}}),
                ox::ErrorKind::Format, "holds byte 2");
+}
+
+// The element count a storage's persistent id declares must be what its record holds, as
+// torch.load requires: 2 declared over 16 bytes of f32 (4 elements), or a count near 2^62.
+TEST_F(PytorchHostile, StoragesWhoseDeclaredSizeDisagreesWithTheirData) {
+  const auto declared = [&](int64_t numel, const std::string& part) {
+    expect_error(
+        checkpoint(dict_pickle({{"w", tensor("0", numel, 0, {2}, {1})}}), {{"0", f32_arange(4)}}),
+        ox::ErrorKind::Format, part);
+  };
+  declared(2, "storage '0' is declared with 2 f32 elements but holds 4 (16 bytes)");
+  declared((int64_t{1} << 62) + 1,
+           "storage '0' is declared with 4611686018427387905 f32 elements but holds 4");
+  declared(0, "is declared with 0 f32 elements but holds 4");
+  declared(5, "is declared with 5 f32 elements but holds 4");
 }
 
 TEST_F(PytorchHostile, BrokenZips) {

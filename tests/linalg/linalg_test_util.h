@@ -126,8 +126,8 @@ inline ShapeV with(ShapeV batch, std::initializer_list<int64_t> tail) {
 
 inline double eps_of(ox::DType dt) { return dt == ox::kF32 ? 0x1p-23 : 0x1p-52; }
 
-// ---- The reviewed tolerance table of the linalg tests (TESTING.md: a tolerance loosened per op
-// only here, with its reason). TESTING.md's fixed per-dtype tolerances cannot hold for
+// ---- The reviewed tolerance table of the linalg tests (docs/TESTING.md: a tolerance loosened per
+// op only here, with its reason). docs/TESTING.md's fixed per-dtype tolerances cannot hold for
 // factorizations, whose rounding errors grow with n and, for solutions, with the condition
 // number. Backward errors (reconstructions, residuals): LAPACK's own test suite accepts a
 // factorization when ||A - recon|| / (n ||A|| eps) < 30; these checks use the same ratio with
@@ -305,7 +305,7 @@ struct ThreadCount {
   ThreadCount& operator=(const ThreadCount&) = delete;
 };
 
-// TESTING.md's default closeness: |got - want| <= atol + rtol |want| elementwise.
+// docs/TESTING.md's default closeness: |got - want| <= atol + rtol |want| elementwise.
 inline void expect_close(const Mat& got, const Mat& want, ox::DType dt, const std::string& what) {
   const double atol = dt == ox::kF32 ? 1.3e-6 : 1e-7, rtol = dt == ox::kF32 ? 1e-5 : 1e-7;
   ASSERT_EQ(got.rows, want.rows) << what;

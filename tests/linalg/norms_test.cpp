@@ -26,7 +26,7 @@ using oxtest::ShapeV;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// TESTING.md's default closeness for the dtype.
+// docs/TESTING.md's default closeness for the dtype.
 void expect_close(const Vec& got, const Vec& want, ox::DType dt, const std::string& what,
                   double scale = 1.0) {
   const double atol = (dt == ox::kF32 ? 1.3e-6 : 1e-7) * scale;
@@ -428,7 +428,8 @@ TEST(LinalgMatrixRank, ClosedForms) {
   EXPECT_EQ(rank_of(ox::tensor({{1.0, 2.0, 3.0}, {2.0, 4.0, 6.0}}, {.dtype = ox::kF64})), 1);
   EXPECT_EQ(rank_of(ox::tensor({{1.0, 0.0, 3.0}, {2.0, 4.0, 6.0}}, {.dtype = ox::kF64}).t()), 2);
   // Hermitian: |eigenvalues| decide, negative ones count.
-  const Tensor sym = ox::tensor({{-3.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 1.0}}, {.dtype = ox::kF64});
+  const Tensor sym =
+      ox::tensor({{-3.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 1.0}}, {.dtype = ox::kF64});
   EXPECT_EQ(rank_of(sym, std::nullopt, std::nullopt, true), 2);
   EXPECT_EQ(rank_of(sym), 2);
 }
@@ -436,7 +437,8 @@ TEST(LinalgMatrixRank, ClosedForms) {
 // Defaults as PyTorch: rtol = max(m, n) eps unless atol > 0 is given (then 0); the rank counts
 // the singular values strictly above max(atol, rtol * max(S)).
 TEST(LinalgMatrixRank, Tolerances) {
-  const Tensor d = ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-3, 0.0}, {0.0, 0.0, 1e-14}}, {.dtype = ox::kF64});
+  const Tensor d =
+      ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-3, 0.0}, {0.0, 0.0, 1e-14}}, {.dtype = ox::kF64});
   EXPECT_EQ(rank_of(d), 3);        // 1e-14 > 3 * 2^-52
   EXPECT_EQ(rank_of(d, 0.0), 3);   // atol 0 keeps the default rtol
   EXPECT_EQ(rank_of(d, 1e-5), 2);  // atol > 0: rtol 0
@@ -446,7 +448,8 @@ TEST(LinalgMatrixRank, Tolerances) {
   EXPECT_EQ(rank_of(d, 1e-3), 1);  // strictly above: 1e-3 is not
   EXPECT_EQ(rank_of(d, std::nullopt, std::nullopt, true), 3);
   EXPECT_EQ(rank_of(d, 1e-5, std::nullopt, true), 2);
-  const Tensor tiny = ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-16, 0.0}, {0.0, 0.0, 0.0}}, {.dtype = ox::kF64});
+  const Tensor tiny =
+      ox::tensor({{1.0, 0.0, 0.0}, {0.0, 1e-16, 0.0}, {0.0, 0.0, 0.0}}, {.dtype = ox::kF64});
   EXPECT_EQ(rank_of(tiny), 1);  // 1e-16 < 3 * 2^-52
   // f32: eps 2^-23, so rtol = 2 * 2^-23 ≈ 2.4e-7 for 2 x 2.
   EXPECT_EQ(rank_of(ox::tensor({{1.0f, 0.0f}, {0.0f, 1e-6f}})), 2);
@@ -630,7 +633,8 @@ Vec cross3(const Vec& a, const Vec& b) {
 }
 
 TEST(LinalgCross, ClosedForms) {
-  const Tensor ex = ox::tensor({1.0, 0.0, 0.0}, {.dtype = ox::kF64}), ey = ox::tensor({0.0, 1.0, 0.0}, {.dtype = ox::kF64});
+  const Tensor ex = ox::tensor({1.0, 0.0, 0.0}, {.dtype = ox::kF64}),
+               ey = ox::tensor({0.0, 1.0, 0.0}, {.dtype = ox::kF64});
   EXPECT_EQ(values_of(ox::linalg::cross(ex, ey)), Vec({0, 0, 1}));
   EXPECT_EQ(values_of(ox::linalg::cross(ey, ex)), Vec({0, 0, -1}));
   const Tensor a = ox::tensor({1, 2, 3}), b = ox::tensor({4, 5, 6});

@@ -263,7 +263,8 @@ TEST(BatchNorm, TrainingStatisticsAndRunningUpdate) {
   // momentum = nullopt: the cumulative average of the batch means.
   nn::BatchNorm1d avg(2, {.momentum = std::nullopt});
   avg->to(kF64);
-  const Tensor b1 = tensor({{1.0, 2.0}, {3.0, 6.0}}, {.dtype = ox::kF64}), b2 = tensor({{5.0, 0.0}, {7.0, 2.0}}, {.dtype = ox::kF64});
+  const Tensor b1 = tensor({{1.0, 2.0}, {3.0, 6.0}}, {.dtype = ox::kF64}),
+               b2 = tensor({{5.0, 0.0}, {7.0, 2.0}}, {.dtype = ox::kF64});
   avg(b1);
   avg(b2);
   expect_close(values(avg->running_mean), {(2.0 + 6.0) / 2, (4.0 + 1.0) / 2}, 1e-14, 1e-12);

@@ -228,7 +228,9 @@ TEST(LossElementwise, BinaryCrossEntropyClampsTheLog) {
     }
   }
   // -100 exactly where x = 0 and target = 1.
-  EXPECT_DOUBLE_EQ(F::binary_cross_entropy(ox::tensor({0.0}, {.dtype = ox::kF64}), ox::tensor({1.0}, {.dtype = ox::kF64})).item<double>(),
+  EXPECT_DOUBLE_EQ(F::binary_cross_entropy(ox::tensor({0.0}, {.dtype = ox::kF64}),
+                                           ox::tensor({1.0}, {.dtype = ox::kF64}))
+                       .item<double>(),
                    100.0);
 }
 
@@ -356,7 +358,8 @@ TEST(LossClass, CrossEntropyProbabilityTargets) {
     }
   }
   // Unbatched [C].
-  const Tensor x = ox::tensor({1.0, 2.0, 0.5}, {.dtype = ox::kF64}), p = ox::tensor({0.2, 0.5, 0.3}, {.dtype = ox::kF64});
+  const Tensor x = ox::tensor({1.0, 2.0, 0.5}, {.dtype = ox::kF64}),
+               p = ox::tensor({0.2, 0.5, 0.3}, {.dtype = ox::kF64});
   const Vec logp = log_softmax_ref({1.0, 2.0, 0.5}, 0, 1, 3);
   expect_close(F::cross_entropy(x, p), {-(0.2 * logp[0] + 0.5 * logp[1] + 0.3 * logp[2])}, ox::kF64,
                "ce probs unbatched");
@@ -384,7 +387,8 @@ TEST(LossTriple, CosineEmbedding) {
       expect_close(F::cosine_embedding_loss(a, b, y, {.margin = -0.3, .reduction = r}),
                    reduce_ref(per, r), dt, std::string("cosine ") + r);
     // Floating ±1 targets, transposed inputs.
-    const Tensor at = a.t().contiguous().t(), yf = ox::tensor({1.0, -1.0, -1.0}, {.dtype = ox::kF64}).to(dt);
+    const Tensor at = a.t().contiguous().t(),
+                 yf = ox::tensor({1.0, -1.0, -1.0}, {.dtype = ox::kF64}).to(dt);
     expect_close(F::cosine_embedding_loss(at, b, yf, {.margin = -0.3, .reduction = "none"}), per,
                  dt, "cosine strided");
     // Unbatched [D] with a 0-d target.
@@ -565,14 +569,16 @@ TEST(LossGrad, BceGradientIsFiniteAtZeroAndOne) {
   // The clamped log's own gradient is 0 where its argument is 0, so only the other log counts:
   // d/dx -log(1 - x) = 1 at x = 0, d/dx -log(x) = -1 at x = 1, -t / x = -2 at x = 0.5.
   const Tensor x = ox::tensor({0.0, 1.0, 0.5}, {.dtype = ox::kF64}).requires_grad_();
-  F::binary_cross_entropy(x, ox::tensor({0.0, 1.0, 1.0}, {.dtype = ox::kF64}), {.reduction = "sum"}).backward();
+  F::binary_cross_entropy(x, ox::tensor({0.0, 1.0, 1.0}, {.dtype = ox::kF64}), {.reduction = "sum"})
+      .backward();
   const Vec g = values_of(x.grad());
   EXPECT_EQ(g[0], 1.0);
   EXPECT_EQ(g[1], -1.0);
   EXPECT_NEAR(g[2], -2.0, 1e-12);
   // Where the target weights the saturated side, the gradient is 0, not inf or NaN.
   const Tensor z = ox::tensor({0.0, 1.0}, {.dtype = ox::kF64}).requires_grad_();
-  F::binary_cross_entropy(z, ox::tensor({1.0, 0.0}, {.dtype = ox::kF64}), {.reduction = "sum"}).backward();
+  F::binary_cross_entropy(z, ox::tensor({1.0, 0.0}, {.dtype = ox::kF64}), {.reduction = "sum"})
+      .backward();
   EXPECT_EQ(values_of(z.grad()), (Vec{0.0, 0.0}));
 }
 

@@ -124,7 +124,8 @@ TEST(BinaryDivision, RoundingModesOnIntegersAndFloats) {
     EXPECT_EQ(ints_of(ox::fmod(x, y)), fmod) << n;
   }
   // Non-integral float quotients.
-  const Tensor x = ox::tensor({-7.5, 7.5, -0.5}, {.dtype = ox::kF64}), y = ox::tensor({2.0, -2.0, 4.0}, {.dtype = ox::kF64});
+  const Tensor x = ox::tensor({-7.5, 7.5, -0.5}, {.dtype = ox::kF64}),
+               y = ox::tensor({2.0, -2.0, 4.0}, {.dtype = ox::kF64});
   EXPECT_EQ(f64s(ox::div(x, y, "floor")), (std::vector<double>{-4, -4, -1}));
   EXPECT_EQ(f64s(ox::div(x, y, "trunc")), (std::vector<double>{-3, -3, 0}));
   EXPECT_EQ(f64s(ox::remainder(x, y)), (std::vector<double>{0.5, -0.5, 3.5}));
@@ -143,7 +144,8 @@ TEST(BinaryDivision, IntegerDivisionByZeroIsZero) {
     EXPECT_EQ(ints_of(ox::fmod(x, 0)), (std::vector<int64_t>{0, 0, 0})) << n;
   }
   // Floats follow IEEE: inf, nan.
-  const std::vector<double> f = f64s(ox::div(ox::tensor({1.0, -1.0, 0.0}, {.dtype = ox::kF64}), 0.0, "floor"));
+  const std::vector<double> f =
+      f64s(ox::div(ox::tensor({1.0, -1.0, 0.0}, {.dtype = ox::kF64}), 0.0, "floor"));
   EXPECT_EQ(f[0], kInf);
   EXPECT_EQ(f[1], -kInf);
   EXPECT_TRUE(std::isnan(f[2]));
@@ -175,7 +177,8 @@ TEST(BinaryDivision, PythonFloorSemanticsForFloats) {
   const std::vector<double> m =
       f64s(ox::remainder(ox::tensor({-1.0, 1.0}, {.dtype = ox::kF64}), ox::tensor({kInf, -kInf})));
   EXPECT_EQ(m, (std::vector<double>{kInf, -kInf}));
-  EXPECT_EQ(f64s(ox::fmod(ox::tensor({-1.0}, {.dtype = ox::kF64}), kInf)), (std::vector<double>{-1.0}));
+  EXPECT_EQ(f64s(ox::fmod(ox::tensor({-1.0}, {.dtype = ox::kF64}), kInf)),
+            (std::vector<double>{-1.0}));
 }
 
 // ---- Powers -----------------------------------------------------------------------------------
@@ -202,7 +205,8 @@ TEST(BinaryPow, IntegerPowersWrapAndNegativeExponentsTruncate) {
 // ---- NaN and signed zeros -----------------------------------------------------------------------
 
 TEST(BinaryNaN, MaximumMinimumPropagateComparisonsAreFalse) {
-  const Tensor a = ox::tensor({kNaN, 1.0, kNaN}, {.dtype = ox::kF64}), b = ox::tensor({1.0, kNaN, kNaN}, {.dtype = ox::kF64});
+  const Tensor a = ox::tensor({kNaN, 1.0, kNaN}, {.dtype = ox::kF64}),
+               b = ox::tensor({1.0, kNaN, kNaN}, {.dtype = ox::kF64});
   for (const Tensor& r : {ox::maximum(a, b), ox::minimum(a, b)})
     for (double v : f64s(r)) EXPECT_TRUE(std::isnan(v));
   EXPECT_EQ(ints_of(ox::eq(a, b)), (std::vector<int64_t>{0, 0, 0}));
@@ -211,7 +215,8 @@ TEST(BinaryNaN, MaximumMinimumPropagateComparisonsAreFalse) {
   EXPECT_EQ(ints_of(ox::ge(a, b)), (std::vector<int64_t>{0, 0, 0}));
   EXPECT_EQ(ints_of(ox::logical_and(a, b)), (std::vector<int64_t>{1, 1, 1}));  // NaN is true
   // Clamp with tensor bounds propagates a NaN bound.
-  EXPECT_TRUE(std::isnan(f64s(ox::clamp(ox::tensor({0.0}, {.dtype = ox::kF64}), ox::tensor({kNaN}), Tensor()))[0]));
+  EXPECT_TRUE(std::isnan(
+      f64s(ox::clamp(ox::tensor({0.0}, {.dtype = ox::kF64}), ox::tensor({kNaN}), Tensor()))[0]));
   EXPECT_EQ(f64s(ox::logaddexp(ox::tensor({-kInf, kInf}), ox::tensor({-kInf, -kInf}))),
             (std::vector<double>{-kInf, kInf}));
 }
@@ -413,8 +418,9 @@ TEST(Where, ValuesLayoutsBroadcastingAndPromotion) {
 }
 
 TEST(MaskedFill, ValuesBroadcastAndErrors) {
-  const Tensor x = ox::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, {.dtype = ox::kF64}).t();  // (3, 2), transposed
-  const Tensor mask = ox::tensor({true, false});                        // broadcasts over rows
+  const Tensor x = ox::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, {.dtype = ox::kF64})
+                       .t();                      // (3, 2), transposed
+  const Tensor mask = ox::tensor({true, false});  // broadcasts over rows
   const Tensor r = ox::masked_fill(x, mask, -1.0);
   EXPECT_EQ(r.dtype(), ox::kF64);
   EXPECT_EQ(f64s(r), (std::vector<double>{-1, 4, -1, 5, -1, 6}));
@@ -530,7 +536,8 @@ TEST(BinaryOperators, MatchTheFunctions) {
   EXPECT_EQ(ints_of(a > b), (std::vector<int64_t>{1, 0, 1}));
   EXPECT_EQ(ints_of(a >= -7), (std::vector<int64_t>{1, 1, 1}));
   EXPECT_EQ(ints_of(10 - a), (std::vector<int64_t>{4, 17, 5}));
-  EXPECT_EQ(f64s(1.0 / ox::tensor({2.0, 4.0}, {.dtype = ox::kF64})), (std::vector<double>{0.5, 0.25}));
+  EXPECT_EQ(f64s(1.0 / ox::tensor({2.0, 4.0}, {.dtype = ox::kF64})),
+            (std::vector<double>{0.5, 0.25}));
   EXPECT_EQ(ints_of(3 % a), (std::vector<int64_t>{3, -4, 3}));
   EXPECT_EQ(ints_of(-a), (std::vector<int64_t>{-6, 7, -5}));
   EXPECT_EQ(ints_of(~a), (std::vector<int64_t>{-7, 6, -6}));

@@ -1,4 +1,4 @@
-// Binary elementwise ops: every op of ops.h's binary section on TESTING.md's shapes, layouts
+// Binary elementwise ops: every op of ops.h's binary section on docs/TESTING.md's shapes, layouts
 // (each operand in each layout, and mixed), broadcasting pairs, tensor-scalar and scalar-tensor
 // forms, each dtype it takes (and one it refuses), special values, and thread counts.
 // Expected values: f64 formulas on the stored inputs, exact 128-bit integer arithmetic wrapped to
@@ -368,7 +368,7 @@ ShapeV broadcast_shape(const ShapeV& a, const ShapeV& b) {
   return out;
 }
 
-// TESTING.md's broadcasting pairs (both orders), an empty one and a large one.
+// docs/TESTING.md's broadcasting pairs (both orders), an empty one and a large one.
 TEST_P(BinarySweep, BroadcastingPairs) {
   const BCase& c = GetParam();
   const std::vector<std::pair<ShapeV, ShapeV>> pairs = {

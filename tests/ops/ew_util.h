@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the elementwise op tests: inputs in every layout TESTING.md names, comparison of an
-// op's values with expected values per dtype, integer wrapping, and a stateless value source.
+// Shared by the elementwise op tests: inputs in every layout docs/TESTING.md names, comparison of
+// an op's values with expected values per dtype, integer wrapping, and a stateless value source.
 // Expected values are always computed by the tests themselves (f64 formulas or exact 128-bit
 // integer arithmetic); oxmera is only used to build inputs and read results back (copies and
 // conversions, which tests/tensor/copy_test.cpp checks on their own).
@@ -181,7 +181,7 @@ inline double round_to(DType dt, double x) {
 struct Tol {
   double atol, rtol;
 };
-inline Tol default_tol(DType dt) {  // TESTING.md
+inline Tol default_tol(DType dt) {  // docs/TESTING.md
   switch (dt) {
     case ox::kF64:
       return {1e-7, 1e-7};
@@ -195,7 +195,7 @@ inline Tol default_tol(DType dt) {  // TESTING.md
 }
 
 // Whether `a`, a value of dtype dt, passes for the exact value e. NaN must meet NaN and
-// infinity the same infinity. f32/f64: TESTING.md's closeness. f16/bf16: within one unit in
+// infinity the same infinity. f32/f64: docs/TESTING.md's closeness. f16/bf16: within one unit in
 // the last place of e rounded to the format; or within f32 closeness of e, since these dtypes
 // compute in f32 and f32's own error, relative to the intermediates, can span several 16-bit
 // units where results are tiny (subnormal) after cancellation.

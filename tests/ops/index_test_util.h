@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the indexing tests: inputs in every layout TESTING.md names, values read back in
+// Shared by the indexing tests: inputs in every layout docs/TESTING.md names, values read back in
 // row-major order, row-major offsets, a stateless value source and thread-count comparisons.
 // Expected values are computed by the tests with plain loops over values read back from the
 // inputs; oxmera only builds inputs and reads results (copies, tested on their own).

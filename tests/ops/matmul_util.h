@@ -24,9 +24,9 @@ using ox::Tensor;
 using oxtest::ShapeV;
 inline std::string str(const ShapeV& s) { return oxtest::shape_str(s); }
 
-// ---- The one tolerance table for matrix ops (TESTING.md: "matmul and reductions grow with
+// ---- The one tolerance table for matrix ops (docs/TESTING.md: "matmul and reductions grow with
 // K"). Each result element is a sum of K products, so its rounding error grows with K: the
-// per-dtype (atol, rtol) of TESTING.md are multiplied by max(K, 1). A 16-bit float result is
+// per-dtype (atol, rtol) of docs/TESTING.md are multiplied by max(K, 1). A 16-bit float result is
 // also rounded once from its f32 accumulator, so its rtol gains one unit in the last place
 // (2^-10 for f16, 2^-7 for bf16). Integers are exact (they wrap, and tests say so).
 struct Tol {

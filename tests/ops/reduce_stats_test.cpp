@@ -1,4 +1,4 @@
-// var, std, logsumexp and norm against long-double references (reduce_util.h) on TESTING.md's
+// var, std, logsumexp and norm against long-double references (reduce_util.h) on docs/TESTING.md's
 // shapes and layouts, bitwise equal to their contiguous copies; then the hard values: rows with
 // mean 1e6 and spread 1e-3, all -inf and +inf rows, NaN, values whose squares overflow f32,
 // corrections at and beyond n, empty extents, refused dtypes and thread-count independence.
@@ -162,7 +162,8 @@ TEST(ReduceStats, LogsumexpIsStable) {
                                      {-kInf, 1.0, kInf},
                                      {kInf, kInf, 0.0},
                                      {1.0, kNaN, kInf},
-                                     {-kInf, 2.0, -kInf}}, {.dtype = ox::kF64});
+                                     {-kInf, 2.0, -kInf}},
+                                    {.dtype = ox::kF64});
   const std::vector<double> v = values_of(special.logsumexp(1));
   EXPECT_EQ(v[0], -kInf);  // all -inf: -inf, not NaN
   EXPECT_EQ(v[1], kInf);

@@ -1,5 +1,5 @@
 // sum, mean, prod, amax/amin, max/min (values and indices), argmax/argmin, all, any and
-// count_nonzero against long-double references written in reduce_util.h, on TESTING.md's
+// count_nonzero against long-double references written in reduce_util.h, on docs/TESTING.md's
 // shapes and layouts; every non-contiguous layout must also give bitwise the result of its
 // contiguous copy (the kernels promise a result that depends on the values alone). Then dims
 // handling, keepdim, dtypes, NaN and ties, empty extents and thread-count independence.

@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the reduction and scan tests: inputs in every layout TESTING.md names, reference
+// Shared by the reduction and scan tests: inputs in every layout docs/TESTING.md names, reference
 // reductions written here in long double, the reviewed tolerance table, bitwise comparisons.
 // oxmera is used only to build inputs and read results back (copies and conversions, which
 // tests/tensor/copy_test.cpp checks on their own); every expected value is computed here.
@@ -39,7 +39,7 @@ using LD = long double;
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// TESTING.md's shapes. (1029, 917) crosses the parallel grain and the 1024-element chunks.
+// docs/TESTING.md's shapes. (1029, 917) crosses the parallel grain and the 1024-element chunks.
 
 // ---- Layouts ------------------------------------------------------------------------------
 
@@ -221,12 +221,12 @@ inline double ref_norm(const std::vector<double>& v, double p) {
                           : static_cast<double>(std::pow(s, LD(1) / LD(p)));
 }
 
-// ---- Reviewed tolerance table (TESTING.md: reductions grow with K) ------------------------
+// ---- Reviewed tolerance table (docs/TESTING.md: reductions grow with K) ------------------------
 // |actual - expected| <= atol + rtol |expected| + sum_rel * sum |x|.
 // sum_rel: a sum of K terms rounds up to ~(K/16 + log2 K) times per term in the accumulator
 // (16 lanes per 1024-element chunk, then trees); for f32 that stays below 1e-5 of sum |x| for
 // any K here. rtol of f16/bf16: the result is rounded once from an f32 accumulator, so one unit
-// in the last place of the result dtype (TESTING.md's 1e-5 assumes a correctly rounded value).
+// in the last place of the result dtype (docs/TESTING.md's 1e-5 assumes a correctly rounded value).
 struct Tol {
   double atol, rtol, sum_rel;
 };

@@ -1,5 +1,5 @@
 // cumsum, cumprod, cummax and cummin against running references written here (long double
-// sums and products; PyTorch's tie and NaN rules for cummax/cummin), on TESTING.md's shapes
+// sums and products; PyTorch's tie and NaN rules for cummax/cummin), on docs/TESTING.md's shapes
 // and layouts along every dim; dtypes, dim errors and thread-count independence.
 
 #include <gtest/gtest.h>

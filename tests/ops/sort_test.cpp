@@ -1,5 +1,5 @@
 // sort, argsort, topk, kthvalue, median against a reference written here (std::stable_sort of
-// each line's values as doubles, NaN largest), on TESTING.md's shapes and layouts along every
+// each line's values as doubles, NaN largest), on docs/TESTING.md's shapes and layouts along every
 // dim, every dtype; hand-derived NaN, -0 and tie orders; 0-d and empty inputs; errors; thread
 // independence. Also repeat_interleave with a tensor of repeats, against hand-derived results.
 

@@ -1,4 +1,4 @@
-// Unary elementwise ops: every op of ops.h's unary section on TESTING.md's shapes and layouts,
+// Unary elementwise ops: every op of ops.h's unary section on docs/TESTING.md's shapes and layouts,
 // each dtype it takes (and one it refuses), special values, and thread-count independence.
 // Expected values: the op's formula in f64 on the input's stored values (std:: math), or exact
 // 128-bit integer arithmetic wrapped to the dtype; never oxmera's own result.
@@ -526,7 +526,8 @@ TEST(UnaryValues, NaNPropagatesThroughReluAndClamp) {
 }
 
 TEST(UnaryValues, RoundIsHalfToEven) {
-  const Tensor r = ox::round(ox::tensor({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5}, {.dtype = ox::kF64}));
+  const Tensor r =
+      ox::round(ox::tensor({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5}, {.dtype = ox::kF64}));
   EXPECT_EQ(r.to_vector<double>(), (std::vector<double>{-2, -2, -0, 0, 2, 2, 4}));
   EXPECT_TRUE(std::signbit(r.to_vector<double>()[2]));  // -0.5 rounds to -0
 }

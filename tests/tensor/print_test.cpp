@@ -89,7 +89,8 @@ TEST(Print, ScientificWhenTheRangeIsWide) {
   EXPECT_EQ(ox::tensor({1e9f, 2e9f}).str(), "tensor([1.0000e+09, 2.0000e+09])");    // max > 1e8
   EXPECT_EQ(ox::tensor({0.f, 1e-5f, 1.f}).str(),
             "tensor([0.0000e+00, 1.0000e-05, 1.0000e+00])");  // zero takes the same format
-  EXPECT_EQ(ox::tensor({1e-100, 1.0}, {.dtype = ox::kF64}).str(), "tensor([1.0000e-100,  1.0000e+00], dtype=f64)");
+  EXPECT_EQ(ox::tensor({1e-100, 1.0}, {.dtype = ox::kF64}).str(),
+            "tensor([1.0000e-100,  1.0000e+00], dtype=f64)");
 }
 
 TEST(Print, NanAndInf) {
@@ -108,7 +109,8 @@ TEST(Print, NanAndInf) {
 
 TEST(Print, DTypeSuffix) {
   OXTEST_SKIP_ON_TEST_DEVICE("exact strings of CPU tensors; device printing: device_test.cpp");
-  EXPECT_EQ(ox::tensor({1.0, 2.5}, {.dtype = ox::kF64}).str(), "tensor([1.0000, 2.5000], dtype=f64)");
+  EXPECT_EQ(ox::tensor({1.0, 2.5}, {.dtype = ox::kF64}).str(),
+            "tensor([1.0000, 2.5000], dtype=f64)");
   EXPECT_EQ(ox::tensor({1.f, 2.f}).to(ox::kF16).str(), "tensor([1., 2.], dtype=f16)");
   EXPECT_EQ(ox::tensor({1.f, 0.5f}).to(ox::kBF16).str(), "tensor([1.0000, 0.5000], dtype=bf16)");
   EXPECT_EQ(ox::tensor({1.f, 2.f}).str(), "tensor([1., 2.])");

@@ -669,8 +669,14 @@ TEST(Random, BadArgumentsGiveTypedErrors) {
   EXPECT_EQ(caught([] { ox::bernoulli({3}, 1.5); }).kind(), ErrorKind::Value);
   EXPECT_EQ(caught([] { ox::bernoulli({3}, -0.1); }).kind(), ErrorKind::Value);
   EXPECT_EQ(caught([] { ox::bernoulli({3}, std::nan("")); }).kind(), ErrorKind::Value);
-  EXPECT_EQ(caught([] { ox::bernoulli(ox::tensor({0.5, 1.2}, {.dtype = ox::kF64})); }).kind(), ErrorKind::Value);
-  EXPECT_EQ(caught([] { ox::bernoulli(ox::tensor({0.5, -0.5}, {.dtype = ox::kF64})); }).kind(), ErrorKind::Value);
+  EXPECT_EQ(caught([] {
+              ox::bernoulli(ox::tensor({0.5, 1.2}, {.dtype = ox::kF64}));
+            }).kind(),
+            ErrorKind::Value);
+  EXPECT_EQ(caught([] {
+              ox::bernoulli(ox::tensor({0.5, -0.5}, {.dtype = ox::kF64}));
+            }).kind(),
+            ErrorKind::Value);
   EXPECT_EQ(caught([] { ox::bernoulli(ox::Tensor()); }).kind(), ErrorKind::Value);
   EXPECT_EQ(caught([] { ox::zeros({3}).uniform_(1.0, 0.0); }).kind(), ErrorKind::Value);
   EXPECT_EQ(caught([] { ox::zeros({3}).uniform_(0.0, INFINITY); }).kind(), ErrorKind::Value);

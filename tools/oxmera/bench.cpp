@@ -1,4 +1,4 @@
-// `oxmera bench [ROWS...]`: the rows of shared/WORKLOADS.md as this build runs them, as a
+// `oxmera bench [ROWS...]`: the rows of docs/WORKLOADS.md as this build runs them, as a
 // table (`make bench` adds LibTorch beside them and the machine's ceilings).
 
 #include <oxmera/oxmera.h>
@@ -15,7 +15,7 @@
 namespace oxcli {
 
 Runner add_bench(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("bench", "time the WORKLOADS.md rows in this build");
+  CLI::App* cmd = app.add_subcommand("bench", "time the benchmark rows in this build");
   auto rows = std::make_shared<std::vector<std::string>>();
   auto threads = std::make_shared<int>(0);
   auto device = std::make_shared<std::string>("cpu");

@@ -148,6 +148,30 @@ void check_output_file(const std::string& path, const char* flag, bool append) {
            flag, "cannot write '", path, "' (", std::strerror(errno), ")");
 }
 
+void check_checkpoint_destination(const std::string& path, const char* flag, bool overwrite) {
+  // An existing file (through any symbolic link) is replaced only if it is a checkpoint, such
+  // as the one an earlier run of the same command wrote: never a user's other file by mistake.
+  if (!overwrite && ox::detail::file_status(path).kind == FileKind::kRegular) {
+    std::string why;
+    try {
+      ox::SafetensorsFile::open(path);
+    } catch (const ox::Error& e) {
+      why = e.what();
+    }
+    OX_CHECK(why.empty(), Io, flag, "'", path, "' exists and is not a safetensors checkpoint (",
+             why, "): give another file name, or --overwrite to replace it");
+  }
+  // The checkpoint is written to a temporary file beside it and renamed over it: make one now,
+  // so that a place no file can be made in (/proc, /sys, a read-only mount) fails before the
+  // run trains, not after.
+  std::string probe = (fs::path(folder_of(path)) / ".oxmera-save-check-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  OX_CHECK(fd >= 0, Io, flag, "cannot create a file in the folder '", folder_of(path), "' of '",
+           path, "' (", std::strerror(errno), ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 void check_output_folder(const std::string& path, const char* flag) {
   OX_CHECK(!path.empty(), Io, flag, "the folder name is empty");
   const ox::detail::FileStatus status = ox::detail::file_status(path);

@@ -46,7 +46,11 @@ void check_input_folder(const std::string& path, const char* flag);
 // writable itself (a checkpoint is renamed over its target, a log appended to). Nothing is
 // created.
 void check_output_file(const std::string& path, const char* flag, bool append = false);
+// The checkpoint file a run saves to: an existing file must be a safetensors checkpoint
+// (unless `overwrite`), and a file can be created beside it (Io errors naming `flag`).
+void check_checkpoint_destination(const std::string& path, const char* flag, bool overwrite);
 // `path` is a writable folder, or can be created as one (its nearest existing ancestor is).
+
 void check_output_folder(const std::string& path, const char* flag);
 
 // Whether two paths name the same file or folder: the same inode when both exist (hard links,

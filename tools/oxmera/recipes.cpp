@@ -1,4 +1,4 @@
-// The recipes of `oxmera train`: the cnn and mlp of shared/WORKLOADS.md on (Fashion-)MNIST, and
+// The recipes of `oxmera train`: the cnn and mlp of docs/WORKLOADS.md on (Fashion-)MNIST, and
 // a character GPT and a character LSTM on a text file.
 
 #include "recipes.h"

@@ -33,6 +33,8 @@ struct TrainConfig {
   std::string log;
   std::string tensorboard;
   bool tui = false;
+  bool overwrite = false;        // --save may replace a file that is not a checkpoint
+  bool allow_nonfinite = false;  // train on past a NaN or infinite loss
   // One rank of a data-parallel run (oxmera launch sets RANK, WORLD_SIZE, MASTER_*): each
   // trains on its shard of every epoch, gradients averaged over the ranks; rank 0 alone
   // writes the checkpoint and logs and prints.

@@ -80,7 +80,8 @@ const char* signal_name(int signal) {
 struct Stop {
   int signal = 0;
   bool quit = false;
-  explicit operator bool() const { return signal != 0 || quit; }
+  bool nonfinite = false;  // the loss turned NaN or infinite (without --allow-nonfinite)
+  explicit operator bool() const { return signal != 0 || quit || nonfinite; }
 };
 
 Stop check_stop(TrainView& view) {
@@ -254,8 +255,9 @@ struct Run {
 };
 
 // The files a run writes are checked before it reads or trains anything: each can be written
-// (a folder that exists and takes files; nothing but a regular file is replaced), and no two
-// of them, nor one of them and an input, are the same file.
+// (a folder that exists and takes files; nothing but a regular file is replaced, and of those
+// only a checkpoint without --overwrite), and no two of them, nor one of them and an input,
+// are the same file.
 void check_outputs(const TrainConfig& config) {
   check_output_file(config.save, "--save");
   if (!config.log.empty()) check_output_file(config.log, "--log", /*append=*/true);
@@ -281,6 +283,7 @@ void check_outputs(const TrainConfig& config) {
     check_distinct("--log", config.log, input_flag, input);
     check_distinct("--resume", config.resume, input_flag, input);
   }
+  check_checkpoint_destination(config.save, "--save", config.overwrite);
 }
 
 // Refuses runs that cannot train as asked: no examples to train or test on, a batch larger
@@ -353,7 +356,8 @@ Run prepare(const TrainConfig& given) {
                                     : "oxmera launch -n " + std::to_string(stored.world_size) +
                                           " -- oxmera train ... --ddp");
   }
-  if (config.save.empty()) config.save = "oxmera-" + config.recipe + ".safetensors";
+  // `--save ''` is refused by check_outputs, not taken for the default.
+  if (!config.was_given("--save")) config.save = "oxmera-" + config.recipe + ".safetensors";
   check_outputs(config);
   ox::manual_seed(config.seed);
   run.task = make_task(config);
@@ -461,10 +465,14 @@ std::vector<std::pair<std::string, double>> gradient_norms(const ox::TensorDict&
 // the ranks at different moments), so rank 0's checkpoint is where all of them are.
 Stop agreed_stop(const Run& run, Stop local) {
   if (!run.ddp) return local;
-  ox::Tensor code = ox::full({}, double(local.quit ? 1000 : local.signal), {.dtype = ox::kI32});
+  const int code_of_local = local.nonfinite ? 2000 : local.quit ? 1000 : local.signal;
+  ox::Tensor code = ox::full({}, double(code_of_local), {.dtype = ox::kI32});
   ox::distributed::all_reduce(code, ox::distributed::ReduceOp::Max);
   const int agreed = code.item<int>();
-  return agreed == 0 ? Stop{} : agreed == 1000 ? Stop{.quit = true} : Stop{.signal = agreed};
+  return agreed == 0      ? Stop{}
+         : agreed == 2000 ? Stop{.nonfinite = true}
+         : agreed == 1000 ? Stop{.quit = true}
+                          : Stop{.signal = agreed};
 }
 
 // After a stop in the middle of an epoch: saves where the run is and says how to go on. A
@@ -481,6 +489,26 @@ int stopped(Run& run, TrainView& view, Stop stop) {
       run.resume_command().c_str());
   std::fflush(stdout);
   return stop.quit ? 0 : exit_code_for(stop.signal);
+}
+
+// After a loss that is not finite: the weights the step left are not worth keeping, so nothing
+// is saved and the checkpoint on disk (the last finished epoch's, if any) stays the last good
+// state. Exit 3: the run failed, not its input.
+int stopped_nonfinite(Run& run, TrainView& view, double loss) {
+  flush_logs(run);
+  const bool saved = std::filesystem::exists(run.config.save);
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "the loss is %g at epoch %lld, step %lld: training stopped; %s%s; lower --lr (or "
+                "give --allow-nonfinite to train on)",
+                loss, (long long)(run.epoch + 1), (long long)run.step,
+                saved ? "the last good checkpoint is " : "no checkpoint was saved",
+                saved ? run.config.save.c_str() : "");
+  view.failed(text);
+  view.close();
+  std::fprintf(stderr, "oxmera train: %s\n", text);
+  std::fflush(stdout);
+  return 3;
 }
 
 // After a stop during an evaluation, when the epoch's checkpoint is saved already.
@@ -630,7 +658,11 @@ int train(Run& run) {
       if (run.tensorboard)
         run.tensorboard->add_scalars(
             {{"loss", info.loss}, {"lr", info.lr}, {"grad_norm", info.grad_norm}}, run.step);
-      if (const Stop stop = agreed_stop(run, check_stop(*view))) return stopped(run, *view, stop);
+      Stop local = check_stop(*view);
+      local.nonfinite = !std::isfinite(info.loss) && !config.allow_nonfinite;
+      if (const Stop stop = agreed_stop(run, local))
+        return stop.nonfinite ? stopped_nonfinite(run, *view, info.loss)
+                              : stopped(run, *view, stop);
     }
     view->end_epoch();
     // Each finished epoch is a checkpoint too: a crash loses at most one epoch.
@@ -704,6 +736,10 @@ Runner add_train(CLI::App& app) {
   add_integer_option(cmd, "--limit", config->limit, 0, kMax,
                      "train on the first N examples only (0: all)");
   cmd->add_option("--save", config->save, "checkpoint file (default: oxmera-RECIPE.safetensors)");
+  cmd->add_flag("--overwrite", config->overwrite,
+                "let --save replace an existing file that is not a safetensors checkpoint");
+  cmd->add_flag("--allow-nonfinite", config->allow_nonfinite,
+                "train on when the loss turns NaN or infinite (default: stop, exit 3)");
   cmd->add_option("--resume", config->resume, "continue the run a checkpoint holds");
   cmd->add_option("--log", config->log, "JSON-lines log: one record per step and evaluation");
   cmd->add_option("--tensorboard", config->tensorboard, "TensorBoard event folder");

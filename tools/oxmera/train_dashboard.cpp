@@ -340,8 +340,12 @@ Request TrainDashboard::poll() {
   }
 }
 
-void TrainDashboard::finished(const std::string& message) {
-  history_.status = "done";
+void TrainDashboard::finished(const std::string& message) { show_end("done", message); }
+
+void TrainDashboard::failed(const std::string& message) { show_end("failed", message); }
+
+void TrainDashboard::show_end(const char* status, const std::string& message) {
+  history_.status = status;
   history_.eta_s = 0;
   history_.message = message + "  (q to leave)";
   draw(true);

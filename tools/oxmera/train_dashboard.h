@@ -44,6 +44,7 @@ class TrainDashboard : public TrainView {
   void evaluated(const EvalInfo& info) override;
   Request poll() override;
   void finished(const std::string& message) override;
+  void failed(const std::string& message) override;
   void close() override { terminal_.close(); }
   bool wants_gradient_norms() const override { return true; }
   double samples_per_s() const override { return history_.samples_per_s; }
@@ -56,6 +57,8 @@ class TrainDashboard : public TrainView {
   // Handles one key; kQuit when it asks to quit.
   Request handle(int key);
   void draw(bool force);
+  // The end of the run on screen until the user has read it.
+  void show_end(const char* status, const std::string& message);
 
   Terminal terminal_;
   TrainHistory history_;

@@ -53,6 +53,8 @@ class TrainView {
   virtual Request poll() { return Request::kContinue; }
   // The run is over (`message` says how); a view may wait for the user to read it.
   virtual void finished(const std::string& message) { (void)message; }
+  // The run failed (`message` says why; the caller prints it too after close()).
+  virtual void failed(const std::string& message) { (void)message; }
   // Gives the terminal back (ends an open line, leaves full screen) before plain output.
   virtual void close() = 0;
   // Whether step() wants grad_norm and layer_norms filled (they cost a reduction each).

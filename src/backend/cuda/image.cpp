@@ -2,8 +2,12 @@
 
 #include "backend/cuda/image.h"
 
+#include <zlib.h>
+
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "oxmera/core/error.h"
 
@@ -30,6 +34,33 @@ const KernelImage& kernel_image(std::string_view family) {
   for (const KernelImage* image : kernel_images())
     if (family == image->family) return *image;
   OX_FAIL(Internal, "cuda", "no CUDA kernel family '", family, "' is embedded in this library");
+}
+
+std::span<const unsigned char> ptx_fatbin(const KernelImage& image) {
+  static std::mutex mutex;
+  static std::map<const KernelImage*, std::vector<unsigned char>> inflated;
+  std::lock_guard lock(mutex);
+  std::vector<unsigned char>& out = inflated[&image];
+  if (!out.empty()) return out;
+  // The gzip trailer's last four bytes: the inflated size (the fatbin is far below 4 GiB).
+  OX_CHECK(image.ptx_gz_size >= 18, Internal, "cuda", "the PTX of kernel family ", image.family,
+           " is not gzip (", image.ptx_gz_size, " bytes)");
+  out.resize(read<uint32_t>(image.ptx_gz + image.ptx_gz_size - 4));
+  z_stream z{};
+  OX_CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK, Internal, "cuda", "inflateInit2 failed");
+  z.next_in = const_cast<unsigned char*>(image.ptx_gz);
+  z.avail_in = static_cast<uInt>(image.ptx_gz_size);
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&z, Z_FINISH);
+  const size_t produced = out.size() - z.avail_out;
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END || produced != out.size()) {
+    out.clear();
+    OX_FAIL(Internal, "cuda", "the PTX of kernel family ", image.family, " does not inflate (zlib ",
+            rc, ")");
+  }
+  return out;
 }
 
 std::vector<FatbinEntry> parse_fatbin(const unsigned char* data, size_t size) {

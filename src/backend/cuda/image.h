@@ -25,23 +25,26 @@ struct KernelSource {
 struct KernelImage {
   const char* family;  // "fill"
   const char* stamp;   // 16 hex digits, also the module's device global oxmera_kernel_stamp
-  const unsigned char* machine_code;  // fatbin: a cubin per target (compressed)
+  const unsigned char* machine_code;  // fatbin: a cubin per target (compressed); null if none
   size_t machine_code_size;
-  const unsigned char* ptx;  // fatbin: PTX text for the lowest target (not compressed)
-  size_t ptx_size;
+  const unsigned char* ptx_gz;  // gzip of a fatbin holding the PTX for the lowest target
+  size_t ptx_gz_size;
   const KernelSource* sources;  // the .cu first, then every header it includes from the tree
   size_t source_count;
 };
 // How the embedded kernels were built.
 struct KernelBuild {
   const char* nvcc_version;  // "13.0.88"
-  const char* targets;       // "75,80,86,89,90,100,110,120"
+  const char* targets;       // "75,80,86,89,90,100,110,120"; "" when PTX only
   int ptx_target;            // 75
+  const char* selection;     // how the targets were chosen: "all", "chosen", "this machine's GPUs"
 };
 
 std::span<const KernelImage* const> kernel_images();  // every family, in file-name order
 const KernelBuild& kernel_build();
 const KernelImage& kernel_image(std::string_view family);  // throws Internal when absent
+// The family's PTX fatbin, inflated at the first call and kept for the life of the process.
+std::span<const unsigned char> ptx_fatbin(const KernelImage& image);
 
 // One entry of a fatbin.
 struct FatbinEntry {

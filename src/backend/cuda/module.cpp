@@ -75,7 +75,7 @@ void set_device(int device) {
 ModuleImage module_image(const KernelImage& image, int major, int minor) {
   const KernelForm form = kernel_form_for(built_targets(), kernel_build().ptx_target, major, minor);
   if (form == KernelForm::MachineCode) return {image.machine_code, form};
-  if (form == KernelForm::PtxJit) return {image.ptx, form};
+  if (form == KernelForm::PtxJit) return {ptx_fatbin(image).data(), form};
   return {};
 }
 
@@ -102,8 +102,8 @@ CUfunction kernel(int device, std::string_view family, const char* name) {
     const ModuleImage source = forced ? ModuleImage{} : module_image(image, major, minor);
     OX_CHECK(forced || source.data != nullptr, Device, "cuda", "device cuda:", device,
              " (compute capability ", major, ".", minor,
-             ") cannot run these kernels: they are built for ", kernel_build().targets,
-             " and PTX for ", kernel_build().ptx_target,
+             ") cannot run these kernels: they are built for [", kernel_build().targets,
+             "] and PTX for ", kernel_build().ptx_target,
              " (compute capability 7.5 or newer is needed)");
     check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     t_current_device = device;

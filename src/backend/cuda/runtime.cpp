@@ -98,6 +98,26 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// Which form the embedded kernels take and what a GPU of another generation does with them.
+std::string kernel_code_summary() {
+  const KernelBuild& b = kernel_build();
+  const std::string ptx =
+      std::to_string(b.ptx_target / 10) + "." + std::to_string(b.ptx_target % 10);
+  const std::string jit =
+      "compiles the PTX at first use of each kernel family (seconds each, "
+      "kept in the driver's cache, ~/.nv/ComputeCache)";
+  if (built_targets().empty())
+    return "PTX only, for compute capability " + ptx +
+           " (built where no GPU was found): a GPU of " + ptx + " or newer " + jit +
+           "; rebuild with OXMERA_CUDA_ARCHS=all, or on the GPU's " + "machine, for machine code";
+  std::string targets;
+  for (const int t : built_targets())
+    targets += (targets.empty() ? "" : ", ") + std::string("sm_") + std::to_string(t);
+  return "machine code for " + targets + " (" + b.selection + ") and PTX for " + ptx +
+         ": a GPU of those generations runs the machine code; any other GPU of " + ptx +
+         " or newer " + jit;
+}
+
 }  // namespace
 
 BackendInfo runtime_report() {
@@ -128,6 +148,7 @@ BackendInfo runtime_report() {
   }
   info.features.emplace_back("kernel fingerprint", combined_fingerprint());
   info.features.emplace_back("kernel targets", joined(kernel_targets()));
+  info.features.emplace_back("kernel code", kernel_code_summary());
   std::vector<std::string> families;
   for (const KernelImage* image : kernel_images()) families.push_back(image->family);
   info.features.emplace_back("kernel families", joined(families));

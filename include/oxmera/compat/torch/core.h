@@ -5,10 +5,10 @@
 
 #include <functional>
 #include <optional>
-#include <type_traits>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "oxmera/oxmera.h"
@@ -56,12 +56,14 @@ inline constexpr ScalarType kBool = ox::kBool;
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType dtype) { options_.dtype = dtype; }               // NOLINT
-  TensorOptions(Device device) { options_.device = device; }                // NOLINT
-  TensorOptions(DeviceType type) { options_.device = Device(type); }        // NOLINT
+  TensorOptions(ScalarType dtype) { options_.dtype = dtype; }             // NOLINT
+  TensorOptions(Device device) { options_.device = device; }              // NOLINT
+  TensorOptions(DeviceType type) { options_.device = Device(type); }      // NOLINT
   TensorOptions(const ox::TensorOptions& options) : options_(options) {}  // NOLINT
 
-  TensorOptions dtype(ScalarType dtype) const { return with([&](auto& o) { o.dtype = dtype; }); }
+  TensorOptions dtype(ScalarType dtype) const {
+    return with([&](auto& o) { o.dtype = dtype; });
+  }
   TensorOptions device(Device device) const {
     return with([&](auto& o) { o.device = device; });
   }

@@ -1,5 +1,5 @@
 #pragma once
-// Part of oxmera/compat/torch.h (docs/COMPAT_NN.md): torch::nn — options classes
+// Part of oxmera/compat/torch.h (docs/COMPAT.md): torch::nn — options classes
 // (nn_options.h), layers and their holders (nn_modules.h), torch::nn::functional and
 // torch::nn::init (nn_functional.h), and torch::nn::utils.
 

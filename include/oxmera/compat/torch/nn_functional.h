@@ -1,5 +1,5 @@
 #pragma once
-// Part of oxmera/compat/torch.h (docs/COMPAT_NN.md): torch::nn::functional (namespace F in
+// Part of oxmera/compat/torch.h (docs/COMPAT.md): torch::nn::functional (namespace F in
 // LibTorch programs) with LibTorch's FuncOptions classes, and torch::nn::init.
 
 #include <optional>

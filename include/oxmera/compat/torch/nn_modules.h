@@ -1,5 +1,5 @@
 #pragma once
-// Part of oxmera/compat/torch.h (docs/COMPAT_NN.md): torch::nn's layers. Each
+// Part of oxmera/compat/torch.h (docs/COMPAT.md): torch::nn's layers. Each
 // torch::nn::XImpl derives from oxmera's ox::nn::XImpl (the same parameters, forward and state
 // dict) and adds LibTorch's constructors from the options class of nn_options.h and its
 // `options` member; torch::nn::X is its holder (`torch::nn::Conv2d conv{nullptr}`,

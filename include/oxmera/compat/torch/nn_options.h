@@ -1,5 +1,5 @@
 #pragma once
-// Part of oxmera/compat/torch.h (docs/COMPAT_NN.md): LibTorch's options classes for torch::nn,
+// Part of oxmera/compat/torch.h (docs/COMPAT.md): LibTorch's options classes for torch::nn,
 // with LibTorch's positional constructors and chainable setter/getter pairs
 // (`Conv2dOptions(1, 10, 5).stride(2).padding(1)`; `opts.stride()` reads it), the TORCH_ARG
 // macro that declares them, ExpandingArray, and the enum tags (torch::kSame, torch::kTanh, ...).

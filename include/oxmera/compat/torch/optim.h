@@ -1,5 +1,5 @@
 #pragma once
-// Part of oxmera/compat/torch.h (docs/COMPAT_NN.md): torch::optim's optimizers (SGD, Adam, AdamW,
+// Part of oxmera/compat/torch.h (docs/COMPAT.md): torch::optim's optimizers (SGD, Adam, AdamW,
 // RMSprop, Adagrad) with LibTorch's constructors, LibTorch's LR schedulers (StepLR), and
 // torch::save / torch::load of an optimizer held as torch::optim::Optimizer&.
 

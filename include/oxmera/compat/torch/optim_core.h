@@ -1,5 +1,5 @@
 #pragma once
-// Part of oxmera/compat/torch.h (docs/COMPAT_NN.md): torch::optim over oxmera's optimizers.
+// Part of oxmera/compat/torch.h (docs/COMPAT.md): torch::optim over oxmera's optimizers.
 // torch::optim::Adam IS an ox::optim::Adam (same update, same state dict, ox::save/load take it)
 // that also implements LibTorch's interface torch::optim::Optimizer: options classes with
 // positional lr and chainable setters, param_groups() whose options() are LibTorch's options
