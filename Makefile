@@ -15,8 +15,15 @@ WERROR ?= $(if $(CI),ON,OFF)
 RELEASE := build/release
 ASAN := build/asan
 
+# CUDA machine code for this machine's GPUs (none: PTX only) unless OXMERA_CUDA_ARCHS says
+# otherwise ("all", or "86;90"); `make install` builds every generation (docs/CUDA.md).
+OXMERA_CUDA_ARCHS ?=
+CUDA_ARCHS = $(OXMERA_CUDA_ARCHS)
+install: CUDA_ARCHS = $(or $(OXMERA_CUDA_ARCHS),all)
+
 # $(call configure,PRESET[,OPTIONS]): quiet unless it fails.
-configure = log=$$(cmake --preset $(1) -DOXMERA_WERROR=OFF $(2) 2>&1) || { echo "$$log"; exit 1; }
+configure = log=$$(cmake --preset $(1) -DOXMERA_WERROR=OFF "-DOXMERA_CUDA_ARCHS=$(CUDA_ARCHS)" \
+	$(2) 2>&1) || { echo "$$log"; exit 1; }
 # $(call build,PRESET,TARGETS...)
 build = mkdir -p build/$(1) && cmake --build --preset $(1) -j $(JOBS) $(if $(2),--target $(2)) 2>&1 \
 	| tee build/$(1)/make-build.log; $(check_warnings)

@@ -72,8 +72,8 @@ uint64_t splitmix64(uint64_t& state) {
 CpuHog::CpuHog() {
   pid_ = ::fork();
   if (pid_ == 0) {  // the child only spins: nothing it inherited is touched
-    for (volatile uint64_t i = 0;; i = i + 1) {
-    }
+    volatile uint64_t spins = 0;
+    for (;;) spins = spins + 1;
   }
 }
 

@@ -251,7 +251,6 @@ TEST(CudaKernelImage, PtxImageIsPlainPtxForTheLowestTargetWithTheStamp) {
     EXPECT_TRUE(contains(ptx, "oxmera_kernel_stamp[17] = {" + ptx_bytes(image->stamp) + "}"))
         << image->family << " does not carry its stamp " << image->stamp;
   }
-  const cuda::KernelImage& fill = cuda::kernel_image("fill");
   const std::string ptx(oxtest::embedded_ptx("fill"));
   for (const char* kernel : {"ox_fill_w1", "ox_fill_w8", "ox_arange_f16", "ox_arange_i64",
                              "ox_arange_bool", "ox_linspace_bf16", "ox_linspace_u8"})
