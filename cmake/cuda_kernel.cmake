@@ -59,8 +59,8 @@ compile(ptx -gencode arch=compute_${OXMERA_CUDA_PTX_ARCH},code=compute_${OXMERA_
         --compress-mode=none -MD -MF ${gen}/${FAMILY}.d)
 if(gencode)
   compile(sass ${gencode} --compress-mode=size)
-else()
-  file(REMOVE ${gen}/${FAMILY}.sass.fatbin)
+else()  # empty, not absent: the build lists it as an output, and a missing one reruns the step
+  file(WRITE ${gen}/${FAMILY}.sass.fatbin "")
 endif()
 # gzip with the header's time stamp zeroed, so that the same PTX gives the same bytes (and the
 # image source the same compiler cache entry).
@@ -90,7 +90,8 @@ endforeach()
 list(REMOVE_DUPLICATES embedded)
 
 function(byte_array name file out)
-  if(NOT EXISTS ${file})
+  file(SIZE ${file} size)
+  if(size EQUAL 0)
     set(${out} "constexpr const unsigned char* ${name} = nullptr;\nconstexpr size_t ${name}_size = 0;\n"
         PARENT_SCOPE)
     return()

@@ -194,8 +194,9 @@ void set_num_threads(int n) {
 }
 
 int get_num_threads() {
-  registry();                          // applies the cap to a count that came from OMP_NUM_THREADS
-  return detail::requested_threads();  // not what the governor has lowered it to for now
+  registry();  // applies the cap to a count that came from OMP_NUM_THREADS
+  // The count asked for, not what the thread governor has lowered it to for now.
+  return detail::requested_threads();
 }
 
 void synchronize(Device device) { backend_for(device, "synchronize").synchronize(device.index()); }

@@ -109,7 +109,7 @@ std::string kernel_code_summary() {
   if (built_targets().empty())
     return "PTX only, for compute capability " + ptx +
            " (built where no GPU was found): a GPU of " + ptx + " or newer " + jit +
-           "; rebuild with OXMERA_CUDA_ARCHS=all, or on the GPU's " + "machine, for machine code";
+           "; rebuild with OXMERA_CUDA_ARCHS=all, or on the GPU's machine, for machine code";
   std::string targets;
   for (const int t : built_targets())
     targets += (targets.empty() ? "" : ", ") + std::string("sm_") + std::to_string(t);
