@@ -52,7 +52,7 @@ thread_local int t_requested = 0;
 
 }  // namespace
 
-thread_local int64_t t_next_load_sample_ns = 0;
+constinit thread_local int64_t t_next_load_sample_ns = 0;
 
 void note_requested_threads(int n) {
   t_requested = n;

@@ -27,7 +27,7 @@ void note_requested_threads(int n);
 int requested_threads();
 
 void sample_thread_load(int64_t now_ns);
-extern thread_local int64_t t_next_load_sample_ns;
+extern thread_local constinit int64_t t_next_load_sample_ns;  // constinit: no TLS wrapper call
 
 // Called as each CPU op starts: a clock read, and a sample every 100 ms.
 inline void govern_threads() {
