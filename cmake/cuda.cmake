@@ -43,8 +43,6 @@ if(OXMERA_NVCC AND OXMERA_CUDA)
   elseif(NOT OXMERA_CUDA_INCLUDE_DIR)
     set(OXMERA_CUDA_REASON
         "this library was built without CUDA (nvcc ${OXMERA_NVCC_VERSION} found, but not cuda.h)")
-  elseif(NOT CMAKE_OBJCOPY)
-    set(OXMERA_CUDA_REASON "this library was built without CUDA (objcopy was not found)")
   else()
     set(OXMERA_CUDA_ENABLED ON)
   endif()
@@ -145,9 +143,18 @@ endif()
 find_program(OXMERA_PTXAS ptxas HINTS ${OXMERA_CUDA_ROOT}/bin NO_DEFAULT_PATH)
 
 # Settings the compile script reads (one file, so lists need no escaping on command lines).
-# nvcc runs through the C++ compiler's launcher: the top level's ccache with the source tree as
-# base directory, or whatever a parent project (add_subdirectory) chose.
-set(OXMERA_CUDA_LAUNCHER ${CMAKE_CXX_COMPILER_LAUNCHER})
+# Compiled kernel families are kept under their stamps (cuda_kernel.cmake) when the build uses a
+# compiler cache: in $XDG_CACHE_HOME/oxmera/nvcc or ~/.cache/oxmera/nvcc ("" keeps none).
+set(kernel_cache "")
+if(CMAKE_CXX_COMPILER_LAUNCHER)
+  if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+    set(kernel_cache "$ENV{XDG_CACHE_HOME}/oxmera/nvcc")
+  elseif(DEFINED ENV{HOME} AND NOT "$ENV{HOME}" STREQUAL "")
+    set(kernel_cache "$ENV{HOME}/.cache/oxmera/nvcc")
+  endif()
+endif()
+set(OXMERA_CUDA_KERNEL_CACHE "${kernel_cache}" CACHE PATH
+    "Where compiled CUDA kernel families are kept by their stamps (empty: nowhere)")
 # Outside generated/, whose headers are installed.
 set(OXMERA_CUDA_GEN ${PROJECT_BINARY_DIR}/cuda-kernels)
 set(OXMERA_NVCC_FLAGS -std=c++20 --expt-relaxed-constexpr -O3 -Isrc -Iinclude)

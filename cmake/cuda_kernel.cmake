@@ -2,18 +2,19 @@
 # into <gen>/<family>_image.cpp, the bytes the library embeds:
 #   1. the stamp: SHA-256 (first 16 hex digits) of the nvcc version, flags, targets, host
 #      compiler, and the contents of the family's .cu and of every header a kernel may include;
-#   2. nvcc -c (through the compiler cache: nvcc's fatbin-only modes are not cacheable, a -c
-#      object is, and its .nv_fatbin section is the fatbin byte for byte), once with machine code
-#      for each target (compressed by nvcc; skipped when there is no target), once with PTX for
-#      the lowest target (a plain fatbin, gzip-compressed here and inflated by the library at
-#      load: PTX text shrinks ~8x); both compiled with OXMERA_KERNEL_STAMP, which the kernels
-#      define as the device global `oxmera_kernel_stamp` that the module loader checks;
+#   2. nvcc --fatbin, once with machine code for each target (compressed by nvcc; skipped when
+#      there is no target), once with PTX for the lowest target (a plain fatbin, gzip-compressed
+#      here and inflated by the library at load: PTX text shrinks ~8x); both compiled with
+#      OXMERA_KERNEL_STAMP, which the kernels define as the device global `oxmera_kernel_stamp`
+#      that the module loader checks. The stamp decides the output, so the fatbins are kept in
+#      a cache under it (OXMERA_CUDA_KERNEL_CACHE, ~/.cache/oxmera/nvcc, when the build uses a
+#      compiler cache): nvcc's fatbin mode skips the host-side compile that `nvcc -c` (which
+#      ccache can cache) spends half its time on;
 #   3. a check that the family included nothing from the source tree outside the stamped headers;
 #   4. the image source: both fatbins as byte arrays, the family's name and stamp, and the
 #      family's sources (the .cu and every header it included from the source tree, by the name
 #      its #include uses) for the NVRTC fallback (src/backend/cuda/nvrtc.cpp).
-# Paths on nvcc's command line are relative to the source tree, so the release and sanitizer
-# builds (and clones elsewhere, with CCACHE_BASEDIR) share cache entries.
+# The stamp hashes no path, so the release and sanitizer builds and other clones share entries.
 cmake_minimum_required(VERSION 3.25)
 include(${SETTINGS})
 set(src ${OXMERA_SOURCE_DIR})
@@ -37,30 +38,41 @@ set(gencode "")
 foreach(arch ${OXMERA_CUDA_ARCH_LIST})
   list(APPEND gencode -gencode arch=compute_${arch},code=sm_${arch})
 endforeach()
-set(common ${OXMERA_NVCC_FLAGS} "-DOXMERA_KERNEL_STAMP=\"${stamp}\"" -x cu -c ${cu})
+set(common ${OXMERA_NVCC_FLAGS} "-DOXMERA_KERNEL_STAMP=\"${stamp}\"" -x cu --fatbin ${cu})
 
 function(compile kind)
-  execute_process(COMMAND ${OXMERA_CUDA_LAUNCHER} ${OXMERA_NVCC} ${common} ${ARGN}
-                          -o ${gen}/${FAMILY}.${kind}.o
+  execute_process(COMMAND ${OXMERA_NVCC} ${common} ${ARGN} -o ${gen}/${FAMILY}.${kind}.fatbin
                   WORKING_DIRECTORY ${src} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "nvcc failed on ${cu} (${kind})")
-  endif()
-  execute_process(COMMAND ${OXMERA_OBJCOPY} -O binary --only-section=.nv_fatbin
-                          ${gen}/${FAMILY}.${kind}.o ${gen}/${FAMILY}.${kind}.fatbin
-                  RESULT_VARIABLE rc)
   file(SIZE ${gen}/${FAMILY}.${kind}.fatbin size)
   if(NOT rc EQUAL 0 OR size EQUAL 0)
-    message(FATAL_ERROR "objcopy found no .nv_fatbin section in ${gen}/${FAMILY}.${kind}.o")
+    message(FATAL_ERROR "nvcc failed on ${cu} (${kind})")
   endif()
-  file(REMOVE ${gen}/${FAMILY}.${kind}.o)
 endfunction()
-compile(ptx -gencode arch=compute_${OXMERA_CUDA_PTX_ARCH},code=compute_${OXMERA_CUDA_PTX_ARCH}
-        --compress-mode=none -MD -MF ${gen}/${FAMILY}.d)
-if(gencode)
-  compile(sass ${gencode} --compress-mode=size)
-else()  # empty, not absent: the build lists it as an output, and a missing one reruns the step
-  file(WRITE ${gen}/${FAMILY}.sass.fatbin "")
+set(outputs ${FAMILY}.ptx.fatbin ${FAMILY}.sass.fatbin ${FAMILY}.d)
+set(cached ${OXMERA_CUDA_KERNEL_CACHE}/${FAMILY}-${stamp})
+if(OXMERA_CUDA_KERNEL_CACHE AND EXISTS ${cached}/${FAMILY}.d)
+  foreach(output ${outputs})
+    file(COPY_FILE ${cached}/${output} ${gen}/${output})
+  endforeach()
+else()
+  compile(ptx -gencode arch=compute_${OXMERA_CUDA_PTX_ARCH},code=compute_${OXMERA_CUDA_PTX_ARCH}
+          --compress-mode=none -MD -MF ${gen}/${FAMILY}.d)
+  if(gencode)
+    compile(sass ${gencode} --compress-mode=size)
+  else()  # empty, not absent: the build lists it as an output, and a missing one reruns the step
+    file(WRITE ${gen}/${FAMILY}.sass.fatbin "")
+  endif()
+  if(OXMERA_CUDA_KERNEL_CACHE)  # written beside the entry, then renamed: never seen half written
+    string(RANDOM LENGTH 8 suffix)
+    file(MAKE_DIRECTORY ${cached}.${suffix})
+    foreach(output ${outputs})
+      file(COPY_FILE ${gen}/${output} ${cached}.${suffix}/${output})
+    endforeach()
+    file(RENAME ${cached}.${suffix} ${cached} RESULT renamed)
+    if(NOT renamed EQUAL 0)  # another build stored it first
+      file(REMOVE_RECURSE ${cached}.${suffix})
+    endif()
+  endif()
 endif()
 # gzip with the header's time stamp zeroed, so that the same PTX gives the same bytes (and the
 # image source the same compiler cache entry).

@@ -94,10 +94,7 @@ void sample_thread_load(int64_t now_ns) {
     return;
   }
   GovernorState& s = l.state;
-  if (s.requested != requested_threads()) {  // first sample, or a new request
-    s = GovernorState{};
-    s.requested = s.limit = requested_threads();
-  }
+  if (s.requested == 0) s.requested = s.limit = requested_threads();  // since the last request
   if (l.running >= 0) {
     const int before = s.limit;
     govern_step(s, (running - l.running) + (waiting - l.waiting), waiting - l.waiting, now_ns);

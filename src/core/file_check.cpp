@@ -60,6 +60,10 @@ std::uint64_t require_regular_file(const std::string& path, std::string_view op)
   return status.size;
 }
 
+FdCloser::~FdCloser() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 std::string read_to_end(int fd, const std::string& path, std::string_view op, std::uint64_t limit) {
   std::string bytes;
   char buffer[1 << 16];

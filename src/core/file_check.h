@@ -34,6 +34,18 @@ std::uint64_t require_regular_file(const std::string& path, std::string_view op)
 std::string read_to_end(int fd, const std::string& path, std::string_view op,
                         std::uint64_t limit = std::uint64_t(1) << 28);
 
+// Closes a file descriptor when it goes out of scope (the readers' every return and throw).
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser();
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+
+ private:
+  int fd_;
+};
+
 // The same for a folder: Io "[op] 'PATH' is a regular file, not a folder", ...
 void require_folder(const std::string& path, std::string_view op);
 

@@ -32,27 +32,17 @@ class Mapped {
     detail::require_regular_file(path, kOp);  // before open: a FIFO would block it
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) OX_FAIL(Io, kOp, "cannot open '", path, "': ", std::strerror(errno));
+    const detail::FdCloser closer(fd);
     struct stat status {};
-    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-      const int error = errno;
-      ::close(fd);
-      OX_FAIL(Io, kOp, "cannot read '", path, "' as a regular file: ", std::strerror(error));
-    }
+    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode))
+      OX_FAIL(Io, kOp, "cannot read '", path, "' as a regular file: ", std::strerror(errno));
     size_ = static_cast<size_t>(status.st_size);
     if (size_ > 0) {
       void* data = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      const int error = errno;
-      ::close(fd);
-      if (data == MAP_FAILED) OX_FAIL(Io, kOp, "cannot map '", path, "': ", std::strerror(error));
+      if (data == MAP_FAILED) OX_FAIL(Io, kOp, "cannot map '", path, "': ", std::strerror(errno));
       data_ = static_cast<const uint8_t*>(data);
     } else {  // /proc and /sys report 0 bytes for what reading them gives
-      try {
-        owned_ = detail::read_to_end(fd, path, kOp);
-      } catch (...) {
-        ::close(fd);
-        throw;
-      }
-      ::close(fd);
+      owned_ = detail::read_to_end(fd, path, kOp);
       size_ = owned_.size();
     }
   }

@@ -66,37 +66,22 @@ std::shared_ptr<FileBytes> map_file(const std::string& path) {
   detail::require_regular_file(path, kReadOp);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) OX_FAIL(Io, kReadOp, "cannot open '", path, "': ", std::strerror(errno));
+  const detail::FdCloser closer(fd);
   struct stat status {};
-  if (::fstat(fd, &status) != 0) {
-    const int error = errno;
-    ::close(fd);
-    OX_FAIL(Io, kReadOp, "cannot stat '", path, "': ", std::strerror(error));
-  }
-  if (!S_ISREG(status.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd, &status) != 0)
+    OX_FAIL(Io, kReadOp, "cannot stat '", path, "': ", std::strerror(errno));
+  if (!S_ISREG(status.st_mode))
     OX_FAIL(Io, kReadOp, "'", path, "' ", detail::file_status(path).what, ", not a regular file");
-  }
   const auto size = static_cast<size_t>(status.st_size);
-  if (size == 0) {  // /proc and /sys report 0 bytes for what reading them gives
-    std::string bytes;
-    try {
-      bytes = detail::read_to_end(fd, path, kReadOp);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
-    return copy_bytes(bytes);
-  }
+  // /proc and /sys report 0 bytes for what reading them gives.
+  if (size == 0) return copy_bytes(detail::read_to_end(fd, path, kReadOp));
   if (size < 8) {  // too short to map usefully; the parser reports it
     char small[8];
     const ssize_t got = ::pread(fd, small, size, 0);
-    ::close(fd);
     return copy_bytes(std::string_view(small, got > 0 ? static_cast<size_t>(got) : 0));
   }
   void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   const int error = errno;
-  ::close(fd);
   if (data == MAP_FAILED) OX_FAIL(Io, kReadOp, "cannot map '", path, "': ", std::strerror(error));
   return std::make_shared<FileBytes>(static_cast<uint8_t*>(data), size, /*mapped=*/true);
 }

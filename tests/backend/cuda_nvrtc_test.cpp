@@ -16,12 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "proven.h"
 #include "test_util.h"
 
 #ifdef OXMERA_TEST_WITH_CUDA
 #include "backend/cuda/image.h"
 #include "backend/cuda/libraries.h"
 #include "backend/cuda/nvrtc.h"
+#include "sanitized.h"
 
 namespace {
 
@@ -124,18 +126,20 @@ TEST(CudaNvrtc, EveryFamilyEmbedsItsSources) {
 
 // Every family for sm_75, the oldest target (a GPU the fallback serves is newer than the
 // embedded code, but sm_75 compiles fastest and takes every source), and fill for sm_90 too:
-// compiling all for both took two minutes of CI's 2 cores.
+// compiling all for both took two minutes of CI's 2 cores. A family whose cache key (its stamp,
+// the target, NVRTC's version) compiled before is not compiled again (proven.h).
 TEST(CudaNvrtc, CompilesEveryFamilyForSm75AndFillForSm90WithItsStamp) {
   OXTEST_SKIP_ON_TEST_DEVICE("host-only: the parity runs need not compile the kernels again");
-#if defined(__SANITIZE_ADDRESS__)
   // Nearly all of its time is NVRTC's own (five minutes in release, eight under the sanitizers);
   // the sanitized run of our side of the compile is NvrtcCodeCompilesOnceThenReadsTheCache.
-  GTEST_SKIP() << "the release build compiles every family; one is compiled below";
-#endif
+  if (oxtest::sanitized())
+    GTEST_SKIP() << "the release build compiles every family; one is compiled below";
   if (const std::string why = nvrtc_missing(); !why.empty()) GTEST_SKIP() << why;
   for (const cuda::KernelImage* image : cuda::kernel_images()) {
     for (const int arch : {75, 90}) {
       if (arch == 90 && std::string_view(image->family) != "fill") continue;
+      const std::string key = "nvrtc-" + cuda::nvrtc_cache_key(*image, arch, 0);
+      if (oxtest::proven_before(key)) continue;
       cuda::NvrtcCode code;
       try {
         code = cuda::nvrtc_compile(*image, arch);
@@ -154,6 +158,7 @@ TEST(CudaNvrtc, CompilesEveryFamilyForSm75AndFillForSm90WithItsStamp) {
       EXPECT_TRUE(contains(bytes, "oxmera_kernel_stamp")) << image->family << " sm_" << arch;
       EXPECT_TRUE(contains(bytes, image->stamp))
           << image->family << " sm_" << arch << " does not carry its stamp " << image->stamp;
+      if (!::testing::Test::HasFailure()) oxtest::remember_proven(key);
     }
   }
 }

@@ -1,4 +1,5 @@
 #include "cli/cli_run.h"
+#include "test_paths.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -31,7 +32,7 @@ CliResult run_oxmera(const std::vector<std::string>& args, const fs::path& dir,
     return {};
   }
   // Everything the child needs is made before fork: it only calls async-signal-safe functions.
-  std::string program = OXMERA_CLI_PATH;
+  std::string program = oxtest::kCliPath;
   std::vector<std::string> copies = args;
   std::vector<char*> argv = {program.data()};
   for (std::string& a : copies) argv.push_back(a.data());

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/pty.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -107,8 +108,8 @@ std::string golden_mismatch(const std::string& golden_text, std::vector<std::str
 }
 
 void expect_screen_matches(const PtyProcess& p, const std::string& golden_name) {
-  const std::string mismatch =
-      golden_mismatch(read_file(std::string(OXMERA_PTY_GOLDEN_DIR) + "/" + golden_name), p.lines());
+  const std::string mismatch = golden_mismatch(
+      read_file(std::string(oxtest::kSourceDir) + "/tests/cli/golden/" + golden_name), p.lines());
   EXPECT_EQ(mismatch, "") << "the screen does not match " << golden_name << "\nscreen:\n"
                           << p.text();
 }
@@ -123,7 +124,7 @@ PtyOptions terminal(int rows, int cols) {
 // What `ENV oxmera doctor ARGS` writes to a pipe (ENV: NAME=value words for the shell).
 std::string piped_doctor_with(const std::string& env, const std::string& args) {
   std::string out;
-  FILE* pipe = popen((env + " " + std::string(OXMERA_CLI_PATH) + " doctor " + args).c_str(), "r");
+  FILE* pipe = popen((env + " " + std::string(oxtest::kCliPath) + " doctor " + args).c_str(), "r");
   if (pipe == nullptr) return out;
   char buffer[4096];
   for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
@@ -179,7 +180,7 @@ TEST(GoldenScreen, MasksValuesNotLayout) {
 // with more shows more lines than the golden allows); a build without them has its own.
 TEST(DoctorScreen, MatchesTheGoldenAt100x60) {
   if (ox::cuda::device_count() > 1) GTEST_SKIP() << "the golden allows for one GPU at most";
-  PtyProcess p({OXMERA_CLI_PATH, "doctor"}, terminal(60, 100));
+  PtyProcess p({oxtest::kCliPath, "doctor"}, terminal(60, 100));
   ASSERT_EQ(p.wait_exit(kWait), 0) << p.text();
   expect_screen_matches(
       p, ox::cuda::is_built() ? "doctor_100x60.txt" : "doctor_100x60_without_cuda.txt");
@@ -191,14 +192,14 @@ TEST(DoctorScreen, WrapsToNarrowTerminals) {
   const std::vector<std::string> piped_words = words(piped_doctor(""));
   ASSERT_FALSE(piped_words.empty());
   for (int cols : {100, 80, 60, 50}) {
-    PtyProcess p({OXMERA_CLI_PATH, "doctor"}, terminal(200, cols));
+    PtyProcess p({oxtest::kCliPath, "doctor"}, terminal(200, cols));
     ASSERT_EQ(p.wait_exit(kWait), 0) << p.text();
     for (const std::string& line : split_lines(p.raw_output(), "\r\n"))
       EXPECT_LE(line.size(), size_t(cols)) << "at " << cols << " columns: [" << line << "]";
     EXPECT_EQ(words(p.text()), piped_words) << "at " << cols << " columns:\n" << p.text();
   }
   // Even a terminal narrower than the keys keeps every line within it.
-  PtyProcess tiny({OXMERA_CLI_PATH, "doctor"}, terminal(300, 20));
+  PtyProcess tiny({oxtest::kCliPath, "doctor"}, terminal(300, 20));
   ASSERT_EQ(tiny.wait_exit(kWait), 0);
   for (const std::string& line : split_lines(tiny.raw_output(), "\r\n"))
     EXPECT_LE(line.size(), 20u) << "[" << line << "]";
@@ -265,7 +266,7 @@ TEST(DoctorCuda, TheStubDriverIsRefusedAtCuInit) {
 
 // --json on a terminal is not wrapped either: it parses, values whole.
 TEST(DoctorScreen, JsonOnATerminalIsWhole) {
-  PtyProcess p({OXMERA_CLI_PATH, "doctor", "--json"}, terminal(45, 40));
+  PtyProcess p({oxtest::kCliPath, "doctor", "--json"}, terminal(45, 40));
   ASSERT_EQ(p.wait_exit(kWait), 0);
   const nlohmann::json j = nlohmann::json::parse(p.raw_output());
   for (const char* section : {"host", "build", "backends", "nn", "data", "distributed"})

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "cli/cli_run.h"
+#include "sanitized.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -105,15 +107,14 @@ TEST_F(LaunchCli, RefusesBadUse) {
 }
 
 TEST_F(LaunchCli, DataParallelTrainingResumesBitwiseExactly) {
-#ifdef OXMERA_TEST_SANITIZED
   // Six ranks each read all of Fashion-MNIST: a minute under the sanitizers, for no code that
   // tests/distributed does not already run there.
-  GTEST_SKIP() << "a minute under the sanitizers; run in the release suite";
-#endif
+  if (oxtest::sanitized())
+    GTEST_SKIP() << "a minute under the sanitizers; run in the release suite";
   if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") &&
       !fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte"))
     GTEST_SKIP() << "Fashion-MNIST is not installed";
-  const std::string oxmera = OXMERA_CLI_PATH;
+  const std::string oxmera = oxtest::kCliPath;
   auto train = [&](std::vector<std::string> more) {
     std::vector<std::string> args = {"-n",     "2",        "--",        oxmera,    "train",
                                      "--ddp",  "--recipe", "mlp",       "--limit", "512",
@@ -153,15 +154,14 @@ TEST_F(LaunchCli, DataParallelTrainingResumesBitwiseExactly) {
 }
 
 TEST_F(LaunchCli, MpirunTrainsOverTheMpiBackendAsLaunchOverGloo) {
-#ifdef OXMERA_TEST_SANITIZED
-  GTEST_SKIP() << "Fashion-MNIST read by every rank: run in the release suite";
-#endif
+  if (oxtest::sanitized())
+    GTEST_SKIP() << "Fashion-MNIST read by every rank: run in the release suite";
   if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") &&
       !fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte"))
     GTEST_SKIP() << "Fashion-MNIST is not installed";
   if (!ox::distributed::is_backend_available("mpi")) GTEST_SKIP() << "this build has no MPI";
   if (std::system("command -v mpirun > /dev/null") != 0) GTEST_SKIP() << "no mpirun";
-  const std::string settings = std::string(OXMERA_CLI_PATH) +
+  const std::string settings = std::string(oxtest::kCliPath) +
                                " train --ddp --recipe mlp --limit 512 --seed 7 --threads 1 "
                                "--epochs 1 --save ";
   // As root in CI: --allow-run-as-root; two ranks on however many cores: --oversubscribe.

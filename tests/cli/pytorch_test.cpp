@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/cli_run.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -18,7 +19,7 @@ using oxtest::describe;
 using oxtest::run_oxmera;
 
 std::string fixture(const std::string& name) {
-  return std::string(OXMERA_PYTORCH_FIXTURES) + "/" + name;
+  return std::string(oxtest::kSourceDir) + "/tests/io/fixtures/pytorch/" + name;
 }
 
 bool has(const std::string& text, const std::string& part) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli/cli_run.h"
+#include "sanitized.h"
 
 namespace {
 
@@ -67,6 +68,10 @@ class TrainCli : public ::testing::Test {
     // busy machine (ctest -j, CI) makes runs several times slower.
     if (std::find(args.begin(), args.end(), "--threads") == args.end())
       args.insert(args.end(), {"--threads", "1"});
+    // 500 test examples unless a test asks for more: evaluating all 10,000 of Fashion-MNIST's
+    // took most of each small run's time (20 s of 28 under the sanitizers).
+    if (std::find(args.begin(), args.end(), "--eval-limit") == args.end())
+      args.insert(args.end(), {"--eval-limit", "500"});
     return run_cli(args, dir_, on_output);
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -145,12 +150,10 @@ TEST_F(TrainCli, ResumeWithAnotherBatchSizeIsAValueError) {
 
 // Measured: 70.21% after 2 epochs of the first 2000 examples (seed 0); chance is 10%.
 TEST_F(TrainCli, CnnReachesSeventyPercentOnFashionMnist) {
-#ifdef OXMERA_TEST_SANITIZED
-  GTEST_SKIP() << "minutes under the sanitizers";
-#endif
+  if (oxtest::sanitized()) GTEST_SKIP() << "minutes under the sanitizers";
   SKIP_WITHOUT_FASHION_MNIST();
-  const CliResult r = train(
-      {"--recipe", "cnn", "--limit", "2000", "--epochs", "2", "--save", path("cnn.safetensors")});
+  const CliResult r = train({"--recipe", "cnn", "--limit", "2000", "--epochs", "2", "--eval-limit",
+                             "0", "--save", path("cnn.safetensors")});
   ASSERT_EQ(r.code, 0) << describe(r);
   std::smatch match;
   ASSERT_TRUE(std::regex_search(r.out, match, std::regex(R"(test accuracy ([0-9.]+)%)"))) << r.out;
@@ -323,9 +326,7 @@ TEST_F(TrainCli, JsonlLogHasStepRecordsAndAnEvalRecordEachEpoch) {
 }
 
 TEST_F(TrainCli, ChargptPrintsAReproducibleSample) {
-#ifdef OXMERA_TEST_SANITIZED
-  GTEST_SKIP() << "slow under the sanitizers";
-#endif
+  if (oxtest::sanitized()) GTEST_SKIP() << "slow under the sanitizers";
   write_fox_text();
   const std::vector<std::string> args = {"--recipe", "chargpt", "--text",       path("fox.txt"),
                                          "--limit",  "128",     "--batch-size", "32"};
@@ -348,9 +349,7 @@ TEST_F(TrainCli, ChargptPrintsAReproducibleSample) {
 }
 
 TEST_F(TrainCli, CharLstmLossDecreasesAndResumes) {
-#ifdef OXMERA_TEST_SANITIZED
-  GTEST_SKIP() << "slow under the sanitizers";
-#endif
+  if (oxtest::sanitized()) GTEST_SKIP() << "slow under the sanitizers";
   write_fox_text();
   const CliResult a =
       train({"--recipe", "char_lstm", "--text", path("fox.txt"), "--limit", "128", "--batch-size",
@@ -411,9 +410,7 @@ void write_word_text(const std::string& file) {
 // 300 steps of the char GPT (9,600 windows, batch 32, the same seed): amp-bf16 ends within 2 %
 // of the f32 run's loss (the mean of the last 50 steps' losses, which evens out batch noise).
 TEST_F(TrainCli, ChargptInAmpBf16TracksF32) {
-#ifdef OXMERA_TEST_SANITIZED
-  GTEST_SKIP() << "minutes under the sanitizers";
-#endif
+  if (oxtest::sanitized()) GTEST_SKIP() << "minutes under the sanitizers";
   write_word_text(path("words.txt"));
   double loss[2] = {};
   const char* precisions[] = {"f32", "amp-bf16"};
@@ -436,9 +433,7 @@ TEST_F(TrainCli, ChargptInAmpBf16TracksF32) {
 // time: under a minute on an idle machine, it ran at 218 samples/s (~5 min) beside other work,
 // so the deadline only catches a hang.
 TEST_F(TrainCli, CnnInAmpBf16ReachesEightyEightPercentInOneEpoch) {
-#ifdef OXMERA_TEST_SANITIZED
-  GTEST_SKIP() << "minutes under the sanitizers";
-#endif
+  if (oxtest::sanitized()) GTEST_SKIP() << "minutes under the sanitizers";
   SKIP_WITHOUT_FASHION_MNIST();
   const CliResult r = oxtest::run_oxmera(
       {"train", "--recipe", "cnn", "--precision", "amp-bf16", "--scheduler", "onecycle", "--lr",
@@ -459,13 +454,11 @@ TEST_F(TrainCli, CnnInAmpBf16ReachesEightyEightPercentInOneEpoch) {
 // the gradient scaler's state are all in the checkpoint.
 TEST_F(TrainCli, EveryPrecisionResumesBitwiseExactly) {
   SKIP_WITHOUT_FASHION_MNIST();
-#ifdef OXMERA_TEST_SANITIZED
   // Sixteen runs took three and a half minutes under the sanitizers: there, the two that take
   // every 16-bit path (16-bit weights with master weights and a GradScaler; autocast).
-  const std::vector<std::string> precisions = {"f16", "amp-bf16"};
-#else
-  const std::vector<std::string> precisions = {"bf16", "f16", "amp-bf16", "amp-f16"};
-#endif
+  const std::vector<std::string> precisions =
+      oxtest::sanitized() ? std::vector<std::string>{"f16", "amp-bf16"}
+                          : std::vector<std::string>{"bf16", "f16", "amp-bf16", "amp-f16"};
   for (const std::string& precision : precisions) {
     const std::vector<std::string> common = {"--recipe", "mlp", "--limit",     "256",
                                              "--seed",   "7",   "--precision", precision};
@@ -490,6 +483,8 @@ TEST_F(TrainCli, EveryPrecisionResumesBitwiseExactly) {
                                        "2",
                                        "--threads",
                                        "1",
+                                       "--eval-limit",
+                                       "500",
                                        "--resume",
                                        path("first.safetensors"),
                                        "--save",

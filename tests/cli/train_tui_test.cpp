@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/pty.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -44,7 +45,7 @@ class TrainTui : public ::testing::Test {
   PtyProcess start() {
     oxtest::PtyOptions options;
     options.dir = dir_;
-    return PtyProcess({OXMERA_CLI_PATH, "train", "--recipe", "cnn", "--epochs", "2", "--threads",
+    return PtyProcess({oxtest::kCliPath, "train", "--recipe", "cnn", "--epochs", "2", "--threads",
                        "1", "--tui", "--save", checkpoint()},
                       options);
   }

@@ -18,6 +18,7 @@
 
 #include "core/file_check.h"
 #include "data/data_test_util.h"
+#include "sanitized.h"
 
 namespace {
 
@@ -28,11 +29,8 @@ using oxtest::gzip;
 using oxtest::idx_header;
 using oxtest::write_bytes;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;  // RLIMIT_AS and ASan's shadow memory do not mix
-#else
-constexpr bool kSanitized = false;
-#endif
+// RLIMIT_AS and ASan's shadow memory do not mix.
+const bool kSanitized = oxtest::sanitized();
 
 class DataHostile : public oxtest::DataScratch {
  protected:

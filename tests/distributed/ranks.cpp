@@ -58,7 +58,9 @@ bool run_under_mpirun(int world, const std::vector<std::string>& children, std::
                    ("oxmera-mpirun-" + std::to_string(::getpid()) + ".log");
   // As root in CI: --allow-run-as-root. OpenMPI leaks at exit by design: no leak check there.
   const std::string command =
-      "timeout 120 mpirun --allow-run-as-root --oversubscribe -n " + std::to_string(world) +
+      "env -u GTEST_TOTAL_SHARDS -u GTEST_SHARD_INDEX timeout 120 mpirun --allow-run-as-root "
+      "--oversubscribe -n " +
+      std::to_string(world) +
       " -x OXMERA_TEST_BACKEND=mpi -x OMP_NUM_THREADS=1 -x ASAN_OPTIONS=detect_leaks=0 " + exe +
       " --gtest_color=no --gtest_filter=" + filter + " --gtest_also_run_disabled_tests > " +
       log.string() + " 2>&1";
@@ -91,6 +93,9 @@ std::vector<RankResult> run_ranks(int world, const std::string& child, RankOptio
     const pid_t pid = ::fork();
     if (pid == 0) {
       for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+      // A rank runs its one child test whichever shard of the suite started it.
+      ::unsetenv("GTEST_TOTAL_SHARDS");
+      ::unsetenv("GTEST_SHARD_INDEX");
       const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(fd, 1);
       ::dup2(fd, 2);

@@ -19,6 +19,8 @@
 #include "io/atomic_file.h"
 #include "io/io_test_util.h"
 #include "io/safetensors_format.h"
+#include "sanitized.h"
+#include "test_paths.h"
 #include "test_util.h"
 
 namespace {
@@ -93,14 +95,12 @@ TEST(SafetensorsEntries, MoreThanTheLimitIsAFormatError) {
   expect_too_many(caught([&] { ox::io::parse_safetensors(data, bytes.size(), "crowded", 1000); }),
                   1000);
   EXPECT_EQ(ox::io::parse_safetensors(data, bytes.size(), "crowded", 1001).entries.size(), 1001u);
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "the real limit takes a million entries: checked without the sanitizers";
-#else
+  if (oxtest::sanitized())
+    GTEST_SKIP() << "the real limit takes a million entries: checked without the sanitizers";
   // The real limit, through the public reader.
   const std::string many = empty_entries(ox::io::kMaxSafetensorsEntries + 1);
   expect_too_many(caught([&] { ox::SafetensorsFile::from_bytes(many, "crowded"); }),
                   ox::io::kMaxSafetensorsEntries);
-#endif
 }
 
 TEST(SafetensorsEntries, StrictnessSurvivesTheOnePassParser) {
@@ -428,15 +428,8 @@ TEST_F(HostileFiles, MalformedChecksumMetadataIsAFormatError) {
 
 // ---- 5, 7: `oxmera inspect` ------------------------------------------------------------------
 
-// The oxmera command built beside this test program (build/tools/oxmera/oxmera), if any.
-// The oxmera command of this build (tests/CMakeLists.txt), empty when the tools are not built.
-std::string cli_path() {
-#ifdef OXMERA_CLI_PATH
-  return OXMERA_CLI_PATH;
-#else
-  return {};
-#endif
-}
+// The oxmera command of this build, empty when the tools are not built.
+std::string cli_path() { return oxtest::kCliPath; }
 
 struct CliRun {
   int code = -1;

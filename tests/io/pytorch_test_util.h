@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.h"
+
 namespace oxtest::pt {
 
 inline std::string fixture(const std::string& name) {
-  return std::string(OXMERA_PYTORCH_FIXTURES) + "/" + name;
+  return std::string(oxtest::kSourceDir) + "/tests/io/fixtures/pytorch/" + name;
 }
 
 inline std::string le(uint64_t value, int n) {

@@ -172,18 +172,7 @@ Task text_task(const TrainConfig& config,
   return task;
 }
 
-}  // namespace
-
-const std::vector<std::string>& recipe_names() {
-  static const std::vector<std::string> names = {"cnn", "mlp", "chargpt", "char_lstm"};
-  return names;
-}
-
-bool is_text_recipe(const std::string& recipe) {
-  return recipe == "chargpt" || recipe == "char_lstm";
-}
-
-Task make_task(const TrainConfig& config) {
+Task recipe_task(const TrainConfig& config) {
   if (config.recipe == "cnn") return image_task(config, oxbench::cnn_model());
   if (config.recipe == "mlp") return image_task(config, oxbench::mlp_model());
   if (config.recipe == "chargpt")
@@ -202,6 +191,23 @@ Task make_task(const TrainConfig& config) {
   }
   OX_FAIL(Value, "oxmera train", "unknown recipe '", config.recipe,
           "' (cnn, mlp, chargpt, char_lstm)");
+}
+
+}  // namespace
+
+const std::vector<std::string>& recipe_names() {
+  static const std::vector<std::string> names = {"cnn", "mlp", "chargpt", "char_lstm"};
+  return names;
+}
+
+bool is_text_recipe(const std::string& recipe) {
+  return recipe == "chargpt" || recipe == "char_lstm";
+}
+
+Task make_task(const TrainConfig& config) {
+  Task task = recipe_task(config);
+  task.test = limited(std::move(task.test), config.eval_limit);
+  return task;
 }
 
 }  // namespace oxcli

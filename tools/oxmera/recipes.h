@@ -28,6 +28,7 @@ struct TrainConfig {
   int threads = 0;
   std::string device = "cpu";
   int64_t limit = 0;
+  int64_t eval_limit = 0;  // evaluate on the first N test examples (0: all)
   std::string save;
   std::string resume;
   std::string log;

@@ -735,6 +735,8 @@ Runner add_train(CLI::App& app) {
   cmd->add_option("--device", config->device, "cpu, cuda or cuda:N")->capture_default_str();
   add_integer_option(cmd, "--limit", config->limit, 0, kMax,
                      "train on the first N examples only (0: all)");
+  add_integer_option(cmd, "--eval-limit", config->eval_limit, 0, kMax,
+                     "evaluate on the first N test examples only (0: all)");
   cmd->add_option("--save", config->save, "checkpoint file (default: oxmera-RECIPE.safetensors)");
   cmd->add_flag("--overwrite", config->overwrite,
                 "let --save replace an existing file that is not a safetensors checkpoint");
