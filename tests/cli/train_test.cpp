@@ -318,6 +318,8 @@ TEST_F(TrainCli, JsonlLogHasStepRecordsAndAnEvalRecordEachEpoch) {
   // The first epoch's evaluation is printed; the last one is the run's result line.
   EXPECT_NE(r.out.find("epoch 1/2 evaluation on t10k: loss"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("test accuracy"), std::string::npos) << r.out;
+  // The fixture's --eval-limit 500: the first 500 test examples, and the line says so.
+  EXPECT_NE(r.out.find("on t10k, 500 examples"), std::string::npos) << r.out;
   bool has_events = false;
   for (const auto& entry : fs::directory_iterator(path("tb")))
     has_events |= entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0 &&
