@@ -8,6 +8,13 @@
 
 namespace oxbench {
 
+// An f32 tensor of `shape` filled by random_floats(seed): the rows' inputs.
+inline ox::Tensor host(const ox::Shape& shape, uint64_t seed) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  return ox::tensor(random_floats(numel, seed), shape);
+}
+
 // MLP 784-512-256-10 with ReLU, on flattened images.
 inline ox::nn::Sequential mlp_model() {
   return ox::nn::Sequential(ox::nn::Flatten(), ox::nn::Linear(784, 512), ox::nn::ReLU(),

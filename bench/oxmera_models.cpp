@@ -13,12 +13,6 @@ namespace oxbench {
 
 namespace {
 
-ox::Tensor host(const ox::Shape& shape, uint64_t seed) {
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  return ox::tensor(random_floats(numel, seed), shape);
-}
-
 ox::Tensor classes(const ox::Shape& shape, int64_t count, uint64_t seed) {
   int64_t numel = 1;
   for (int64_t d : shape) numel *= d;

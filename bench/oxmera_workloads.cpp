@@ -8,6 +8,7 @@
 #include <map>
 
 #include "harness.h"
+#include "models.h"
 
 namespace oxbench {
 
@@ -20,12 +21,6 @@ const void* volatile g_sink = nullptr;
 void keep(const ox::Tensor& t) {
   g_sink = t.impl();
   if (!t.device().is_cpu()) ox::synchronize(t.device());
-}
-
-ox::Tensor host(const ox::Shape& shape, uint64_t seed) {
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  return ox::tensor(random_floats(numel, seed), shape);
 }
 
 [[maybe_unused]] Timing not_yet() { return std::nullopt; }

@@ -9,3 +9,12 @@
 #else
 #define OX_HOST_DEVICE
 #endif
+
+#include <cstdint>
+
+namespace ox {
+
+// Blocks of b that cover a (a >= 0, b > 0): launch grids, tiles, chunks.
+OX_HOST_DEVICE constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+}  // namespace ox

@@ -16,6 +16,9 @@
 
 namespace ox::data {
 
+// The op every error of the IDX reader names.
+inline constexpr const char* kReadIdx = "read_idx";
+
 // More dims than any IDX dataset has; a larger count is taken for a corrupt header.
 inline constexpr int kMaxIdxDims = 8;
 

@@ -16,8 +16,6 @@
 namespace ox::data {
 namespace {
 
-constexpr const char* kOp = "read_idx";
-
 // Reads `count` bytes (the size stat gave) and no more: a file that grows while read cannot
 // make the buffer larger than what was checked.
 std::vector<uint8_t> read_bytes(FILE* file, size_t count, const std::string& source) {
@@ -28,8 +26,8 @@ std::vector<uint8_t> read_bytes(FILE* file, size_t count, const std::string& sou
     if (n == 0) break;
     got += n;
   }
-  OX_CHECK(!std::ferror(file), Io, kOp, "error reading ", source);
-  OX_CHECK(got == count, Io, kOp, source, " changed while it was read (", got, " of ", count,
+  OX_CHECK(!std::ferror(file), Io, kReadIdx, "error reading ", source);
+  OX_CHECK(got == count, Io, kReadIdx, source, " changed while it was read (", got, " of ", count,
            " bytes)");
   return bytes;
 }
@@ -46,7 +44,8 @@ constexpr size_t kGzipSlack = 1 << 10;  // member headers and trailers
 // allocation by itself, and a bomb ends in bad_alloc (read_idx's OutOfMemory) at worst.
 std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& source) {
   z_stream stream{};
-  OX_CHECK(inflateInit2(&stream, 16 + MAX_WBITS) == Z_OK, Internal, kOp, "inflateInit2 failed");
+  OX_CHECK(inflateInit2(&stream, 16 + MAX_WBITS) == Z_OK, Internal, kReadIdx,
+           "inflateInit2 failed");
   std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&stream, &inflateEnd);
   stream.next_in = const_cast<Bytef*>(in.data());
   stream.avail_in = uInt(std::min<size_t>(in.size(), UINT32_MAX));
@@ -69,9 +68,10 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
       } catch (const Error&) {
         return out;  // the caller's parse_idx names the fault
       }
-      OX_CHECK(h.payload_bytes / kMaxDeflateRatio <= in.size() + kGzipSlack, Format, kOp, source,
-               ": truncated or lying header: it declares ", h.numel, " elements (", h.payload_bytes,
-               " bytes), more than a gzip file of ", in.size(), " bytes can inflate to");
+      OX_CHECK(h.payload_bytes / kMaxDeflateRatio <= in.size() + kGzipSlack, Format, kReadIdx,
+               source, ": truncated or lying header: it declares ", h.numel, " elements (",
+               h.payload_bytes, " bytes), more than a gzip file of ", in.size(),
+               " bytes can inflate to");
       cap = h.data_start + h.payload_bytes + 1;
       payload = h.payload_bytes;
     }
@@ -79,11 +79,11 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
       if (stream.avail_in == 0 && in_left == 0) break;
       // Another member follows only if it starts with the gzip magic; anything else is junk.
       OX_CHECK(stream.avail_in >= 2 && stream.next_in[0] == 0x1f && stream.next_in[1] == 0x8b,
-               Format, kOp, source, ": ", stream.avail_in + in_left,
+               Format, kReadIdx, source, ": ", stream.avail_in + in_left,
                " bytes after the end of the gzip stream");
-      OX_CHECK(inflateReset(&stream) == Z_OK, Internal, kOp, "inflateReset failed");
+      OX_CHECK(inflateReset(&stream) == Z_OK, Internal, kReadIdx, "inflateReset failed");
     }
-    OX_CHECK(out.size() < cap, Format, kOp, source, ": trailing bytes after the ", payload,
+    OX_CHECK(out.size() < cap, Format, kReadIdx, source, ": trailing bytes after the ", payload,
              "-byte payload");
     const size_t before = out.size();
     const size_t room = std::min(kChunk, cap - before);
@@ -94,8 +94,8 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
     out.resize(before + room - stream.avail_out);
     const bool input_done = stream.avail_in == 0 && in_left == 0;
     OX_CHECK(!(input_done && (rc == Z_BUF_ERROR || (rc == Z_OK && stream.avail_out != 0))), Format,
-             kOp, source, ": truncated gzip stream after ", out.size(), " decompressed bytes");
-    OX_CHECK(rc == Z_OK || rc == Z_STREAM_END, Format, kOp, source, ": corrupt gzip stream (",
+             kReadIdx, source, ": truncated gzip stream after ", out.size(), " decompressed bytes");
+    OX_CHECK(rc == Z_OK || rc == Z_STREAM_END, Format, kReadIdx, source, ": corrupt gzip stream (",
              stream.msg ? stream.msg : zError(rc), ")");
   }
   return out;
@@ -106,25 +106,25 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& in, const std::string& s
 void check_plain_size(FILE* file, uint64_t size, const std::string& source) {
   uint8_t prefix[4 + 4 * kMaxIdxDims];
   const size_t got = std::fread(prefix, 1, std::min<uint64_t>(size, sizeof prefix), file);
-  OX_CHECK(!std::ferror(file), Io, kOp, "error reading ", source);
+  OX_CHECK(!std::ferror(file), Io, kReadIdx, "error reading ", source);
   const IdxHeader h = parse_idx_header(prefix, got, source);
   const uint64_t have = size - h.data_start;
-  OX_CHECK(have >= h.payload_bytes, Format, kOp, source, ": truncated: the header claims ", h.numel,
-           " elements of ", dtype_name(h.dtype), " (", h.payload_bytes, " bytes), only ", have,
-           " bytes follow it");
-  OX_CHECK(have == h.payload_bytes, Format, kOp, source, ": ", have - h.payload_bytes,
+  OX_CHECK(have >= h.payload_bytes, Format, kReadIdx, source, ": truncated: the header claims ",
+           h.numel, " elements of ", dtype_name(h.dtype), " (", h.payload_bytes, " bytes), only ",
+           have, " bytes follow it");
+  OX_CHECK(have == h.payload_bytes, Format, kReadIdx, source, ": ", have - h.payload_bytes,
            " trailing bytes after the ", h.payload_bytes, "-byte payload");
   std::rewind(file);
 }
 
 Tensor read_idx_file(const std::string& source) {
-  const uint64_t size = detail::require_regular_file(source, kOp);
+  const uint64_t size = detail::require_regular_file(source, kReadIdx);
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(source.c_str(), "rb"), &std::fclose);
-  OX_CHECK(file != nullptr, Io, kOp, "cannot open ", source, ": ", std::strerror(errno));
+  OX_CHECK(file != nullptr, Io, kReadIdx, "cannot open ", source, ": ", std::strerror(errno));
   std::vector<uint8_t> bytes;
   bool gzip = false;
   if (size == 0) {  // /proc and /sys report 0 bytes for what reading them gives
-    const std::string all = detail::read_to_end(fileno(file.get()), source, kOp);
+    const std::string all = detail::read_to_end(fileno(file.get()), source, kReadIdx);
     bytes.assign(all.begin(), all.end());
     gzip = bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
   } else {
@@ -151,7 +151,7 @@ Tensor read_idx(const std::filesystem::path& path) {
   try {
     return read_idx_file(source);
   } catch (const std::bad_alloc&) {
-    OX_FAIL(OutOfMemory, kOp, source, ": not enough memory to read it");
+    OX_FAIL(OutOfMemory, kReadIdx, source, ": not enough memory to read it");
   }
 }
 

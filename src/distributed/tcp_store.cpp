@@ -167,13 +167,14 @@ class Server {
         const int64_t rank = in.i64(), world = in.i64();
         std::string problem;
         if (world != world_size_)
-          problem = detail::concat("rank ", rank, " was started with world_size ", world,
-                                   " but rank 0 with world_size ", world_size_);
+          problem = ox::detail::concat("rank ", rank, " was started with world_size ", world,
+                                       " but rank 0 with world_size ", world_size_);
         else if (rank < 0 || rank >= world_size_)
-          problem = detail::concat("rank ", rank, " is not in [0, world_size = ", world_size_, ")");
+          problem =
+              ox::detail::concat("rank ", rank, " is not in [0, world_size = ", world_size_, ")");
         else if (std::any_of(clients_.begin(), clients_.end(),
                              [&](const auto& kv) { return kv.second.rank == rank; }))
-          problem = detail::concat("two processes were started as rank ", rank);
+          problem = ox::detail::concat("two processes were started as rank ", rank);
         if (problem.empty()) clients_.at(fd).rank = int(rank);
         return reply(fd, problem.empty() ? Writer().u8(0) : Writer().u8(1).str(problem));
       }

@@ -23,7 +23,7 @@
 namespace ox::io {
 namespace {
 
-constexpr const char* kOp = "JsonlLogger";
+constexpr const char* kJsonlLogger = "JsonlLogger";
 constexpr const char* kReadOp = "read_jsonl";
 
 constexpr std::array<const char*, 9> kFixedKeys = {
@@ -80,9 +80,9 @@ class Line {
   }
   void add_extra(const std::map<std::string, double>& extra) {
     for (const auto& [name, value] : extra) {
-      OX_CHECK(!name.empty(), Value, kOp, "an extra scalar has an empty name");
+      OX_CHECK(!name.empty(), Value, kJsonlLogger, "an extra scalar has an empty name");
       for (const char* fixed : kFixedKeys)
-        OX_CHECK(name != fixed, Value, kOp, "the extra scalar '", name,
+        OX_CHECK(name != fixed, Value, kJsonlLogger, "the extra scalar '", name,
                  "' has the name of a fixed key");
       add(name, value);
     }
@@ -100,7 +100,8 @@ class Line {
 
 JsonlLogger::JsonlLogger(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  OX_CHECK(fd_ >= 0, Io, kOp, "cannot open '", path, "' for appending: ", std::strerror(errno));
+  OX_CHECK(fd_ >= 0, Io, kJsonlLogger, "cannot open '", path,
+           "' for appending: ", std::strerror(errno));
 }
 
 JsonlLogger::~JsonlLogger() {
@@ -142,13 +143,14 @@ void JsonlLogger::log_eval(const EvalRecord& record) {
 // One write(2) per line on an O_APPEND descriptor: lines from several writers never interleave
 // and a crash cuts at most the line being written.
 void JsonlLogger::write_line(const std::string& line) {
-  OX_CHECK(fd_ >= 0, Value, kOp, "the logger was moved from");
-  write_all(fd_, line.data(), line.size(), path_, kOp);
+  OX_CHECK(fd_ >= 0, Value, kJsonlLogger, "the logger was moved from");
+  write_all(fd_, line.data(), line.size(), path_, kJsonlLogger);
 }
 
 void JsonlLogger::flush() {
-  OX_CHECK(fd_ >= 0, Value, kOp, "the logger was moved from");
-  OX_CHECK(::fsync(fd_) == 0, Io, kOp, "cannot fsync '", path_, "': ", std::strerror(errno));
+  OX_CHECK(fd_ >= 0, Value, kJsonlLogger, "the logger was moved from");
+  OX_CHECK(::fsync(fd_) == 0, Io, kJsonlLogger, "cannot fsync '", path_,
+           "': ", std::strerror(errno));
 }
 
 namespace {

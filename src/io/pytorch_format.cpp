@@ -13,7 +13,6 @@ namespace ox::io {
 
 namespace {
 
-constexpr std::string_view kOp = "load_pytorch";
 using pickle::Kind;
 using pickle::Value;
 
@@ -22,7 +21,7 @@ constexpr uint8_t kMagic[] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x
 
 template <class... Args>
 [[noreturn]] void fail(std::string_view source, const Args&... args) {
-  OX_FAIL(Format, kOp, source, ": ", args...);
+  OX_FAIL(Format, kLoadPytorch, source, ": ", args...);
 }
 
 struct Walk {

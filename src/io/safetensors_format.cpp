@@ -16,7 +16,7 @@ using Json = nlohmann::json;
 
 // Every parse error names the file first; the tensor follows in the message itself.
 template <class... Args>
-[[noreturn]] void fail(std::string_view source, const Args&... args) {
+[[noreturn]] void fail_safetensors(std::string_view source, const Args&... args) {
   OX_FAIL(Format, "safetensors", source, ": ", args...);
 }
 
@@ -54,7 +54,7 @@ constexpr std::string_view kForeignDTypes[] = {
 
 DType parse_dtype_name(const Json& value, std::string_view source, const std::string& tensor) {
   if (!value.is_string())
-    fail(source, "dtype of tensor '", tensor, "' is not a string: ", shown(value));
+    fail_safetensors(source, "dtype of tensor '", tensor, "' is not a string: ", shown(value));
   const auto& name = value.get_ref<const std::string&>();
   for (const DTypeName& known : kDTypeNames)
     if (known.name == name) return known.dtype;
@@ -62,23 +62,25 @@ DType parse_dtype_name(const Json& value, std::string_view source, const std::st
     if (foreign == name)
       OX_FAIL(DType, "safetensors", source, ": tensor '", tensor, "' has dtype ", name,
               ", which oxmera does not support");
-  fail(source, "tensor '", tensor, "' has unknown dtype ", shown(value));
+  fail_safetensors(source, "tensor '", tensor, "' has unknown dtype ", shown(value));
 }
 
 std::vector<int64_t> parse_shape(const Json& value, std::string_view source,
                                  const std::string& tensor) {
   if (!value.is_array())
-    fail(source, "shape of tensor '", tensor, "' is not an array: ", shown(value));
+    fail_safetensors(source, "shape of tensor '", tensor, "' is not an array: ", shown(value));
   std::vector<int64_t> shape;
   shape.reserve(value.size());
   for (const Json& dim : value) {
     if (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<int64_t>() < 0)
-      fail(source, "shape of tensor '", tensor, "' has negative dim ", dim.get<int64_t>());
+      fail_safetensors(source, "shape of tensor '", tensor, "' has negative dim ",
+                       dim.get<int64_t>());
     if (!dim.is_number_unsigned())
-      fail(source, "shape of tensor '", tensor, "' has non-integer dim ", shown(dim));
+      fail_safetensors(source, "shape of tensor '", tensor, "' has non-integer dim ", shown(dim));
     const uint64_t size = dim.get<uint64_t>();
     if (size > static_cast<uint64_t>(INT64_MAX))
-      fail(source, "shape of tensor '", tensor, "' has dim ", size, ", more than int64 holds");
+      fail_safetensors(source, "shape of tensor '", tensor, "' has dim ", size,
+                       ", more than int64 holds");
     shape.push_back(static_cast<int64_t>(size));
   }
   return shape;
@@ -88,20 +90,21 @@ std::pair<uint64_t, uint64_t> parse_offsets(const Json& value, std::string_view 
                                             const std::string& tensor) {
   if (!value.is_array() || value.size() != 2 || !value[0].is_number_unsigned() ||
       !value[1].is_number_unsigned())
-    fail(source, "data_offsets of tensor '", tensor,
-         "' are not two non-negative integers: ", shown(value));
+    fail_safetensors(source, "data_offsets of tensor '", tensor,
+                     "' are not two non-negative integers: ", shown(value));
   const uint64_t begin = value[0].get<uint64_t>(), end = value[1].get<uint64_t>();
   if (end < begin)
-    fail(source, "data_offsets [", begin, ", ", end, "] of tensor '", tensor,
-         "' end before they begin");
+    fail_safetensors(source, "data_offsets [", begin, ", ", end, "] of tensor '", tensor,
+                     "' end before they begin");
   return {begin, end};
 }
 
 SafetensorsEntry parse_entry(const std::string& name, const Json& value, std::string_view source) {
   if (!value.is_object())
-    fail(source, "entry of tensor '", name, "' is not an object: ", shown(value));
+    fail_safetensors(source, "entry of tensor '", name, "' is not an object: ", shown(value));
   for (const char* field : {"dtype", "shape", "data_offsets"})
-    if (!value.contains(field)) fail(source, "tensor '", name, "' has no \"", field, "\"");
+    if (!value.contains(field))
+      fail_safetensors(source, "tensor '", name, "' has no \"", field, "\"");
   SafetensorsEntry entry;
   entry.name = name;
   entry.dtype = parse_dtype_name(value["dtype"], source, name);
@@ -114,26 +117,28 @@ SafetensorsEntry parse_entry(const std::string& name, const Json& value, std::st
   for (int64_t dim : entry.shape)
     if (dim != 0 && (__builtin_mul_overflow(extent, static_cast<uint64_t>(dim), &extent) ||
                      extent > uint64_t(INT64_MAX)))
-      fail(source, "tensor '", name, "' of shape ", shape_text(entry.shape),
-           " has more bytes than 64 bits count");
+      fail_safetensors(source, "tensor '", name, "' of shape ", shape_text(entry.shape),
+                       " has more bytes than 64 bits count");
   uint64_t nbytes = dtype_size(entry.dtype);
   for (int64_t dim : entry.shape)
     if (__builtin_mul_overflow(nbytes, static_cast<uint64_t>(dim), &nbytes))
-      fail(source, "tensor '", name, "' of shape ", shape_text(entry.shape),
-           " has more bytes than 64 bits count");
+      fail_safetensors(source, "tensor '", name, "' of shape ", shape_text(entry.shape),
+                       " has more bytes than 64 bits count");
   if (nbytes != entry.end - entry.begin)
-    fail(source, "tensor '", name, "' (", safetensors_dtype_name(entry.dtype), ", shape ",
-         shape_text(entry.shape), ") needs ", nbytes, " bytes but data_offsets [", entry.begin,
-         ", ", entry.end, "] hold ", entry.end - entry.begin);
+    fail_safetensors(source, "tensor '", name, "' (", safetensors_dtype_name(entry.dtype),
+                     ", shape ", shape_text(entry.shape), ") needs ", nbytes,
+                     " bytes but data_offsets [", entry.begin, ", ", entry.end, "] hold ",
+                     entry.end - entry.begin);
   return entry;
 }
 
 std::map<std::string, std::string> parse_metadata(const Json& value, std::string_view source) {
-  if (!value.is_object()) fail(source, "__metadata__ is not an object: ", shown(value));
+  if (!value.is_object()) fail_safetensors(source, "__metadata__ is not an object: ", shown(value));
   std::map<std::string, std::string> metadata;
   for (const auto& [key, item] : value.items()) {
     if (!item.is_string())
-      fail(source, "__metadata__ value of key '", key, "' is not a string: ", shown(item));
+      fail_safetensors(source, "__metadata__ value of key '", key,
+                       "' is not a string: ", shown(item));
     metadata.emplace(key, item.get<std::string>());
   }
   return metadata;
@@ -157,7 +162,9 @@ class HeaderSax {
   bool number_unsigned(Json::number_unsigned_t v) { return value(Json(v)); }
   bool number_float(Json::number_float_t v, const std::string&) { return value(Json(v)); }
   bool string(std::string& v) { return value(Json(std::move(v))); }
-  bool binary(Json::binary_t&) { fail(source_, "header holds binary data, which JSON cannot"); }
+  bool binary(Json::binary_t&) {
+    fail_safetensors(source_, "header holds binary data, which JSON cannot");
+  }
   bool start_object(std::size_t) { return open(Json::object()); }
   bool start_array(std::size_t) { return open(Json::array()); }
   bool end_object() { return close(); }
@@ -165,11 +172,12 @@ class HeaderSax {
   bool key(std::string& key);
   template <class Exception>
   bool parse_error(std::size_t, const std::string&, const Exception& e) {
-    fail(source_, "header is not valid JSON: ", e.what());
+    fail_safetensors(source_, "header is not valid JSON: ", e.what());
   }
   // After the parse: the root was an object (a Format error naming what it was otherwise).
   void require_object_root() const {
-    if (!root_type_.empty()) fail(source_, "header is not a JSON object but ", root_type_);
+    if (!root_type_.empty())
+      fail_safetensors(source_, "header is not a JSON object but ", root_type_);
   }
 
  private:
@@ -200,16 +208,16 @@ class HeaderSax {
 bool HeaderSax::key(std::string& key) {
   if (depth_ > 1 || !root_type_.empty()) {
     if (!keys_.back().insert(key).second)
-      fail(source_, "duplicate key '", key, "' inside entry '", member_key_, "'");
+      fail_safetensors(source_, "duplicate key '", key, "' inside entry '", member_key_, "'");
     inner_key_ = std::move(key);
     return true;
   }
   if (key == "__metadata__") {
-    if (seen_metadata_) fail(source_, "duplicate entry '", key, "' in the header");
+    if (seen_metadata_) fail_safetensors(source_, "duplicate entry '", key, "' in the header");
     seen_metadata_ = true;
   } else if (++entries_ > max_entries_) {
-    fail(source_, "header lists more than ", max_entries_,
-         " tensors, the most oxmera reads from one file");
+    fail_safetensors(source_, "header lists more than ", max_entries_,
+                     " tensors, the most oxmera reads from one file");
   }
   member_key_ = std::move(key);
   return true;
@@ -218,7 +226,7 @@ bool HeaderSax::key(std::string& key) {
 bool HeaderSax::open(Json container) {
   const bool object = container.is_object();
   if (depth_ == 0 && !object) root_type_ = container.type_name();
-  if (++depth_ > 3) fail(source_, "header nests deeper than a safetensors header can");
+  if (++depth_ > 3) fail_safetensors(source_, "header nests deeper than a safetensors header can");
   is_object_.push_back(object);
   if (object && depth_ > 1) keys_.emplace_back();  // the root's are checked at the end
   if (!root_type_.empty()) return true;            // only checked for depth and keys
@@ -370,32 +378,34 @@ void require_unique_names(const std::vector<SafetensorsEntry>& entries, std::str
   const auto twice =
       std::adjacent_find(names.begin(), names.end(),
                          [](const std::string* a, const std::string* b) { return *a == *b; });
-  if (twice != names.end()) fail(source, "duplicate entry '", **twice, "' in the header");
+  if (twice != names.end())
+    fail_safetensors(source, "duplicate entry '", **twice, "' in the header");
 }
 
 }  // namespace
 
 SafetensorsHeader parse_safetensors(const uint8_t* bytes, size_t size, std::string_view source,
                                     size_t max_entries) {
-  if (size < 8) fail(source, "file of ", size, " bytes is shorter than the 8-byte header length");
+  if (size < 8)
+    fail_safetensors(source, "file of ", size, " bytes is shorter than the 8-byte header length");
   uint64_t header_length = 0;
   for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | bytes[i];
   if (header_length > kMaxSafetensorsHeader)
-    fail(source, "header length ", header_length, " exceeds the limit of ", kMaxSafetensorsHeader,
-         " bytes");
+    fail_safetensors(source, "header length ", header_length, " exceeds the limit of ",
+                     kMaxSafetensorsHeader, " bytes");
   if (header_length > size - 8)
-    fail(source, "header length ", header_length, " runs past the end of the file (", size,
-         " bytes)");
+    fail_safetensors(source, "header length ", header_length, " runs past the end of the file (",
+                     size, " bytes)");
 
   const std::string_view text(reinterpret_cast<const char*>(bytes + 8), header_length);
-  if (!is_valid_utf8(text)) fail(source, "header is not valid UTF-8");
+  if (!is_valid_utf8(text)) fail_safetensors(source, "header is not valid UTF-8");
   SafetensorsHeader header;
   header.data_start = 8 + header_length;
   HeaderSax sax(source, header, max_entries);
   try {
     Json::sax_parse(text.begin(), text.end(), &sax);
   } catch (const Json::exception& e) {
-    fail(source, "header is not valid JSON: ", e.what());
+    fail_safetensors(source, "header is not valid JSON: ", e.what());
   }
   sax.require_object_root();
   require_unique_names(header.entries, source);
@@ -408,23 +418,24 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, size_t size, std::stri
   for (size_t i = 0; i < header.entries.size(); ++i) {
     const SafetensorsEntry& entry = header.entries[i];
     if (i == 0 && entry.begin != 0)
-      fail(source, "data does not start at offset 0: the first tensor '", entry.name,
-           "' begins at ", entry.begin);
+      fail_safetensors(source, "data does not start at offset 0: the first tensor '", entry.name,
+                       "' begins at ", entry.begin);
     if (i > 0 && entry.begin < reached)
-      fail(source, "tensor '", entry.name, "' at [", entry.begin, ", ", entry.end,
-           ") overlaps tensor '", header.entries[i - 1].name, "' ending at ", reached);
+      fail_safetensors(source, "tensor '", entry.name, "' at [", entry.begin, ", ", entry.end,
+                       ") overlaps tensor '", header.entries[i - 1].name, "' ending at ", reached);
     if (entry.begin > reached)
-      fail(source, "hole of ", entry.begin - reached, " bytes before tensor '", entry.name,
-           "' at offset ", entry.begin);
+      fail_safetensors(source, "hole of ", entry.begin - reached, " bytes before tensor '",
+                       entry.name, "' at offset ", entry.begin);
     if (entry.end > buffer)
-      fail(source, "tensor '", entry.name, "' at [", entry.begin, ", ", entry.end,
-           ") runs past the end of the data buffer (", buffer, " bytes)");
+      fail_safetensors(source, "tensor '", entry.name, "' at [", entry.begin, ", ", entry.end,
+                       ") runs past the end of the data buffer (", buffer, " bytes)");
     reached = entry.end;
   }
   if (reached < buffer) {
-    if (header.entries.empty()) fail(source, buffer, " bytes of data after a header of no tensors");
-    fail(source, buffer - reached, " bytes after the last tensor '", header.entries.back().name,
-         "'");
+    if (header.entries.empty())
+      fail_safetensors(source, buffer, " bytes of data after a header of no tensors");
+    fail_safetensors(source, buffer - reached, " bytes after the last tensor '",
+                     header.entries.back().name, "'");
   }
   return header;
 }
@@ -496,7 +507,7 @@ std::string build_checksums(const std::vector<std::pair<std::string, uint32_t>>&
 std::unordered_map<std::string, uint32_t> parse_checksums(std::string_view text,
                                                           std::string_view source) {
   const auto malformed = [&](const auto&... why) {
-    fail(source, "metadata '", kChecksumKey, "' is malformed: ", why...);
+    fail_safetensors(source, "metadata '", kChecksumKey, "' is malformed: ", why...);
   };
   Json root;
   try {

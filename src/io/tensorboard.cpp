@@ -21,7 +21,7 @@
 namespace ox::io {
 namespace {
 
-constexpr const char* kOp = "TensorBoardWriter";
+constexpr const char* kTensorBoardWriter = "TensorBoardWriter";
 constexpr size_t kBufferLimit = 64 * 1024;
 
 // tensorflow.Event
@@ -66,8 +66,10 @@ std::string encode_scalar_event(const std::string& summary, int64_t step, double
 TensorBoardWriter::TensorBoardWriter(const std::string& logdir) {
   std::error_code error;
   std::filesystem::create_directories(logdir, error);
-  OX_CHECK(!error, Io, kOp, "cannot create the log folder '", logdir, "': ", error.message());
-  OX_CHECK(std::filesystem::is_directory(logdir, error), Io, kOp, "'", logdir, "' is not a folder");
+  OX_CHECK(!error, Io, kTensorBoardWriter, "cannot create the log folder '", logdir,
+           "': ", error.message());
+  OX_CHECK(std::filesystem::is_directory(logdir, error), Io, kTensorBoardWriter, "'", logdir,
+           "' is not a folder");
 
   const double now = seconds_since_epoch();
   const std::string base = (std::filesystem::path(logdir) / "events.out.tfevents.").string() +
@@ -77,7 +79,7 @@ TensorBoardWriter::TensorBoardWriter(const std::string& logdir) {
     path_ = attempt == 0 ? base : base + "." + std::to_string(attempt);
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ < 0 && (errno != EEXIST || attempt >= 1000))
-      OX_FAIL(Io, kOp, "cannot create '", path_, "': ", std::strerror(errno));
+      OX_FAIL(Io, kTensorBoardWriter, "cannot create '", path_, "': ", std::strerror(errno));
   }
 
   std::string event;
@@ -130,7 +132,7 @@ void TensorBoardWriter::flush() {
   // Cleared first: a failing write reports once instead of on every later call.
   const std::string bytes = std::move(pending_);
   pending_.clear();
-  write_all(fd_, bytes.data(), bytes.size(), path_, kOp);
+  write_all(fd_, bytes.data(), bytes.size(), path_, kTensorBoardWriter);
 }
 
 }  // namespace ox::io

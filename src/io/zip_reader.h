@@ -20,6 +20,9 @@
 
 namespace ox::io {
 
+// The op every error of the PyTorch checkpoint reader names (zip, pickle and storages alike).
+inline constexpr std::string_view kLoadPytorch = "load_pytorch";
+
 inline constexpr uint64_t kMaxInflateRatio = 1032;  // deflate's own maximum expansion
 
 struct ZipEntry {

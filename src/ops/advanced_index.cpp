@@ -119,13 +119,13 @@ Sliced apply_basic(const Tensor& x, const std::vector<TensorIndex>& items, const
 
 // Where the tensor indices of `src` take the data from: the result shape, src's strides over
 // it (0 along B) and one index argument per indexed dim.
-struct Plan {
+struct IndexPlan {
   Shape shape;
   Strides strides;
   std::vector<ops::IndexArg> args;
 };
 
-Plan plan_advanced(const Tensor& src, const std::vector<DimIndex>& indices, const char* op) {
+IndexPlan plan_advanced(const Tensor& src, const std::vector<DimIndex>& indices, const char* op) {
   const int64_t nd = src.dim();
   std::vector<Tensor> per_dim(static_cast<size_t>(nd));
   for (const auto& [dim, t] : indices) {
@@ -166,7 +166,7 @@ Plan plan_advanced(const Tensor& src, const std::vector<DimIndex>& indices, cons
   bool adjacent = true;
   for (int64_t d = lo; d <= hi; ++d)
     adjacent = adjacent && per_dim[static_cast<size_t>(d)].defined();
-  Plan p;
+  IndexPlan p;
   auto keep = [&](int64_t d) {
     p.shape.push_back(src.size(d));
     p.strides.push_back(src.stride(d));
@@ -201,7 +201,7 @@ Plan plan_advanced(const Tensor& src, const std::vector<DimIndex>& indices, cons
 }
 
 Tensor advanced_gather(const Tensor& src, const std::vector<DimIndex>& indices, const char* op) {
-  const Plan p = plan_advanced(src, indices, op);
+  const IndexPlan p = plan_advanced(src, indices, op);
   Tensor out = make_empty(p.shape, src.dtype(), src.device(), op);
   if (out.numel() > 0)
     ops::gather_into(op, out.impl()->array(), ops::restrided(src, p.shape, p.strides), p.args);
@@ -220,7 +220,7 @@ void advanced_scatter(const Tensor& dest, std::vector<DimIndex> indices, const T
                       bool accumulate, const char* op) {
   ops::check_writable(dest, op);
   for (DimIndex& di : indices) di.index = ops::unaliased(di.index, dest);
-  const Plan p = plan_advanced(dest, indices, op);
+  const IndexPlan p = plan_advanced(dest, indices, op);
   OX_CHECK(broadcasts_to(values.shape(), p.shape), Shape, op, "values of shape ", values.shape(),
            " cannot be broadcast to the indexing result of shape ", p.shape);
   if (checked_numel(p.shape, op) == 0) return;

@@ -17,12 +17,13 @@ bool exact_in(const Scalar& s, DType dt) {
   return static_cast<double>(r) == v || v != v;  // NaN converts to NaN
 }
 
-struct Plan {
+struct BinaryPlan {
   DType compute;  // the dtype both operands are converted to
   DType out;      // compute, or bool for comparisons
 };
 
-Plan plan_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b, const char* name) {
+BinaryPlan plan_binary(BinaryOp op, const TensorOrScalar& a, const TensorOrScalar& b,
+                       const char* name) {
   ResultType rt;
   ops::add_operand(rt, a);
   ops::add_operand(rt, b);
@@ -192,7 +193,7 @@ Tensor binary_op(const TensorOrScalar& a, const TensorOrScalar& b, BinaryOp op, 
           {a.is_scalar() ? nullptr : &a.tensor(), b.is_scalar() ? nullptr : &b.tensor()}))
     return binary_op_recorded(a, b, op, name, alpha);
   const Device device = device_of(a, b, name);
-  Plan plan = plan_binary(op, a, b, name);
+  BinaryPlan plan = plan_binary(op, a, b, name);
   OX_CHECK(is_floating(plan.compute) || !alpha.is_floating(), DType, name,
            "alpha must not be a floating point number for ", plan.compute, " operands");
   // A scalar a 16-bit float cannot hold exactly (or a scaled alpha) is applied in f32.
@@ -217,7 +218,7 @@ Tensor& binary_inplace(Tensor& self, const TensorOrScalar& other, BinaryOp op, c
   const TensorImpl& si = ops::impl_of(self, name);
   OX_CHECK(!has_internal_overlap(si.layout()), Value, name, "tensor of shape ", si.layout().shape,
            " has elements sharing memory (an expanded tensor); clone() it first");
-  const Plan plan = plan_binary(op, self, other, name);
+  const BinaryPlan plan = plan_binary(op, self, other, name);
   const bool direct =
       plan.out == si.dtype() && plan.compute == si.dtype() &&
       !(half_type(si.dtype()) && other.is_scalar() && !exact_in(other.scalar(), si.dtype()));

@@ -35,15 +35,6 @@ PaddingMode parse_mode(std::string_view mode) {
   return mode == "same" ? PaddingMode::Same : PaddingMode::Valid;
 }
 
-// Prints "(h, w)" in messages.
-struct PairOut {
-  int64_t h, w;
-};
-std::ostream& operator<<(std::ostream& os, PairOut p) {
-  return os << '(' << p.h << ", " << p.w << ')';
-}
-PairOut pair_str(int64_t h, int64_t w) { return {h, w}; }
-
 // a * b and a + b for sizes a caller may make arbitrarily large: a Shape error, not overflow.
 int64_t checked_mul(int64_t a, int64_t b, const char* op) {
   int64_t r = 0;
@@ -96,22 +87,20 @@ struct Geometry {
 
 Resolved resolve(const Conv2dOptions& o, int64_t kh, int64_t kw, const char* op) {
   Resolved r{o.stride.h, o.stride.w, o.dilation.h, o.dilation.w, 0, 0, 0, 0, o.groups};
-  OX_CHECK(r.sh > 0 && r.sw > 0, Value, op, "stride must be positive, got ", pair_str(r.sh, r.sw));
-  OX_CHECK(r.dh > 0 && r.dw > 0, Value, op, "dilation must be positive, got ",
-           pair_str(r.dh, r.dw));
+  OX_CHECK(r.sh > 0 && r.sw > 0, Value, op, "stride must be positive, got ", IntPair(r.sh, r.sw));
+  OX_CHECK(r.dh > 0 && r.dw > 0, Value, op, "dilation must be positive, got ", IntPair(r.dh, r.dw));
   OX_CHECK(r.groups > 0, Value, op, "groups must be positive, got ", r.groups);
   switch (o.padding.mode) {
     case PaddingMode::Explicit:
       OX_CHECK(o.padding.value.h >= 0 && o.padding.value.w >= 0, Value, op,
-               "padding must not be negative, got ",
-               pair_str(o.padding.value.h, o.padding.value.w));
+               "padding must not be negative, got ", IntPair(o.padding.value.h, o.padding.value.w));
       r.pad_top = r.pad_bottom = o.padding.value.h;
       r.pad_left = r.pad_right = o.padding.value.w;
       break;
     case PaddingMode::Same: {
       OX_CHECK(r.sh == 1 && r.sw == 1, Value, op,
                "padding=\"same\" is not supported for strided convolutions, got stride ",
-               pair_str(r.sh, r.sw));
+               IntPair(r.sh, r.sw));
       const int64_t th = r.dh * std::max<int64_t>(kh - 1, 0),
                     tw = r.dw * std::max<int64_t>(kw - 1, 0);
       r.pad_top = th / 2, r.pad_bottom = th - th / 2;
@@ -138,8 +127,8 @@ Geometry geometry(const Shape& in, const Shape& wt, const Resolved& r, const cha
   const int64_t padded_h = checked_add(checked_add(g.H, r.pad_top, op), r.pad_bottom, op);
   const int64_t padded_w = checked_add(checked_add(g.W, r.pad_left, op), r.pad_right, op);
   OX_CHECK(padded_h >= span_h && padded_w >= span_w, Shape, op, "kernel of ",
-           pair_str(span_h, span_w), " (dilated) is larger than the padded input of ",
-           pair_str(padded_h, padded_w), " (input ", in, ", weight ", wt, ")");
+           IntPair(span_h, span_w), " (dilated) is larger than the padded input of ",
+           IntPair(padded_h, padded_w), " (input ", in, ", weight ", wt, ")");
   g.Ho = (padded_h - span_h) / r.sh + 1;
   g.Wo = (padded_w - span_w) / r.sw + 1;
   g.window = {g.KH, g.KW, r.sh, r.sw, r.pad_top, r.pad_left, r.dh, r.dw};
@@ -516,15 +505,15 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const IntPair s = options.stride, p = options.padding, d = options.dilation,
                 op_ = options.output_padding;
   const int64_t G = options.groups;
-  OX_CHECK(s.h > 0 && s.w > 0, Value, op, "stride must be positive, got ", pair_str(s.h, s.w));
-  OX_CHECK(d.h > 0 && d.w > 0, Value, op, "dilation must be positive, got ", pair_str(d.h, d.w));
+  OX_CHECK(s.h > 0 && s.w > 0, Value, op, "stride must be positive, got ", IntPair(s.h, s.w));
+  OX_CHECK(d.h > 0 && d.w > 0, Value, op, "dilation must be positive, got ", IntPair(d.h, d.w));
   OX_CHECK(p.h >= 0 && p.w >= 0, Value, op, "padding must not be negative, got ",
-           pair_str(p.h, p.w));
+           IntPair(p.h, p.w));
   OX_CHECK(G > 0, Value, op, "groups must be positive, got ", G);
   OX_CHECK(op_.h >= 0 && op_.w >= 0 && (op_.h < s.h || op_.h < d.h) && (op_.w < s.w || op_.w < d.w),
-           Value, op, "output_padding ", pair_str(op_.h, op_.w),
-           " must be smaller than either stride ", pair_str(s.h, s.w), " or dilation ",
-           pair_str(d.h, d.w));
+           Value, op, "output_padding ", IntPair(op_.h, op_.w),
+           " must be smaller than either stride ", IntPair(s.h, s.w), " or dilation ",
+           IntPair(d.h, d.w));
   const int64_t N = x.size(0), C_in = x.size(1), H = x.size(2), W = x.size(3);
   const int64_t KH = weight.size(2), KW = weight.size(3);
   OX_CHECK(KH > 0 && KW > 0, Shape, op, "weight of shape ", weight.shape(), " has an empty kernel");
@@ -540,7 +529,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const int64_t Hout = out_size(H, s.h, p.h, d.h, KH, op_.h);
   const int64_t Wout = out_size(W, s.w, p.w, d.w, KW, op_.w);
   OX_CHECK(Hout > 0 && Wout > 0, Shape, op, "input of shape ", input.shape(), " and weight ",
-           weight.shape(), " give an output of ", pair_str(Hout, Wout));
+           weight.shape(), " give an output of ", IntPair(Hout, Wout));
   // The input gradient of a conv2d whose input is this op's output and whose output is x.
   Geometry g{N,  C_out, Hout, Wout, C_in, weight.size(1),
              KH, KW,    G,    H,    W,    {KH, KW, s.h, s.w, p.h, p.w, d.h, d.w}};

@@ -10,15 +10,6 @@ namespace ox {
 
 namespace {
 
-// Prints "(h, w)" in messages.
-struct PairOut {
-  int64_t h, w;
-};
-std::ostream& operator<<(std::ostream& os, PairOut p) {
-  return os << '(' << p.h << ", " << p.w << ')';
-}
-PairOut pair_str(IntPair p) { return {p.h, p.w}; }
-
 // A 4-d view of an input of rank 3 ([C, H, W], unbatched) or 4; the Shape error names the op.
 Tensor as_batched(const Tensor& x, const char* op) {
   ops::impl_of(x, op);
@@ -61,22 +52,20 @@ struct Pooling {
 Pooling pooling(const Shape& s4, IntPair kernel, const OptionalIntPair& stride_opt, IntPair pad,
                 IntPair dil, bool ceil_mode, const char* op) {
   const IntPair stride = stride_opt.value.value_or(kernel);
-  OX_CHECK(kernel.h > 0 && kernel.w > 0, Value, op, "kernel size must be positive, got ",
-           pair_str(kernel));
-  OX_CHECK(stride.h > 0 && stride.w > 0, Value, op, "stride must be positive, got ",
-           pair_str(stride));
-  OX_CHECK(dil.h > 0 && dil.w > 0, Value, op, "dilation must be positive, got ", pair_str(dil));
+  OX_CHECK(kernel.h > 0 && kernel.w > 0, Value, op, "kernel size must be positive, got ", kernel);
+  OX_CHECK(stride.h > 0 && stride.w > 0, Value, op, "stride must be positive, got ", stride);
+  OX_CHECK(dil.h > 0 && dil.w > 0, Value, op, "dilation must be positive, got ", dil);
   OX_CHECK(pad.h >= 0 && pad.w >= 0 && pad.h <= kernel.h / 2 && pad.w <= kernel.w / 2, Value, op,
-           "padding must be between 0 and half the kernel size, got padding ", pair_str(pad),
-           " for kernel ", pair_str(kernel));
+           "padding must be between 0 and half the kernel size, got padding ", pad, " for kernel ",
+           kernel);
   check_planes(s4, op);
   Pooling p;
   p.params.window = {kernel.h, kernel.w, stride.h, stride.w, pad.h, pad.w, dil.h, dil.w};
   p.out_h = pooled_size(s4[2], kernel.h, pad.h, stride.h, dil.h, ceil_mode, op);
   p.out_w = pooled_size(s4[3], kernel.w, pad.w, stride.w, dil.w, ceil_mode, op);
   OX_CHECK(p.out_h >= 1 && p.out_w >= 1, Shape, op, "input ", s4, " is too small for kernel ",
-           pair_str(kernel), " with padding ", pair_str(pad), " and dilation ", pair_str(dil),
-           ": output size ", p.out_h, "x", p.out_w);
+           kernel, " with padding ", pad, " and dilation ", dil, ": output size ", p.out_h, "x",
+           p.out_w);
   return p;
 }
 
@@ -244,7 +233,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, IntPair output_size) {
   const char* op = "adaptive_avg_pool2d";
   const Tensor x = as_batched(input, op);
   OX_CHECK(output_size.h >= 0 && output_size.w >= 0, Value, op,
-           "output size must not be negative, got ", pair_str(output_size));
+           "output size must not be negative, got ", output_size);
   check_planes(x.shape(), op);
   auto forward = [&] {
     Tensor out =

@@ -31,6 +31,8 @@ struct Style {
   bool dim = false;
   bool reverse = false;
 };
+// A panel's title, as every dashboard draws it.
+inline constexpr Style kTitle{.color = Color::kAccent, .bold = true};
 
 struct Cell {
   char ch = ' ';

@@ -20,11 +20,11 @@ namespace oxcli {
 
 namespace {
 
-struct Options {
+struct ConvertOptions {
   std::string input, output;
 };
 
-int convert(const Options& o) {
+int convert(const ConvertOptions& o) {
   check_input_file(o.input, "input");
   check_output_file(o.output, "output");
   check_distinct("input", o.input, "output", o.output);
@@ -46,7 +46,7 @@ int convert(const Options& o) {
 Runner add_convert(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("convert", "write a PyTorch checkpoint (.pt/.pth) as .safetensors");
-  auto options = std::make_shared<Options>();
+  auto options = std::make_shared<ConvertOptions>();
   cmd->add_option("input", options->input, "a torch.save checkpoint (zip or legacy format)")
       ->required();
   cmd->add_option("output", options->output, "the .safetensors file to write")->required();

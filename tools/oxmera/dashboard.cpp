@@ -21,7 +21,6 @@ namespace {
 constexpr std::array<char, 6> kMarkers = {'*', '+', 'o', 'x', '#', '@'};
 constexpr std::array<Color, 6> kColors = {Color::kTrain,  Color::kEval,   Color::kThird,
                                           Color::kFourth, Color::kAccent, Color::kWarn};
-const Style kTitle{.color = Color::kAccent, .bold = true};
 
 char marker_of(size_t run) { return kMarkers[run % kMarkers.size()]; }
 Color color_of(size_t run) { return kColors[run % kColors.size()]; }

@@ -172,7 +172,7 @@ std::string stats_text(const ox::Tensor& t) {
 
 namespace {
 
-struct Options {
+struct InspectOptions {
   std::string path;
   bool stats = false;
   bool verify = false;
@@ -180,7 +180,7 @@ struct Options {
 
 // A PyTorch checkpoint: its tensors (as load_pytorch names them) with their storages, strides
 // and offsets, and the non-tensor entries it skips.
-int inspect_pytorch(const Options& o) {
+int inspect_pytorch(const InspectOptions& o) {
   const ox::PytorchFileInfo info = ox::inspect_pytorch(o.path);
   std::vector<std::string> names;
   size_t name_width = 4, shape_width = 5;
@@ -228,7 +228,7 @@ int inspect_pytorch(const Options& o) {
 }
 
 // The table, metadata and totals; returns the exit code (2 when --verify found a mismatch).
-int inspect(const Options& o) {
+int inspect(const InspectOptions& o) {
   if (ox::is_pytorch_file(o.path)) return inspect_pytorch(o);
   const ox::SafetensorsFile file = ox::SafetensorsFile::open(o.path);
   std::vector<ox::TensorChecksum> sums;
@@ -292,7 +292,7 @@ int inspect(const Options& o) {
 
 Runner add_inspect(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("inspect", "what a .safetensors or PyTorch (.pt) file holds");
-  auto options = std::make_shared<Options>();
+  auto options = std::make_shared<InspectOptions>();
   cmd->add_option("file", options->path, "a .safetensors file or a torch.save checkpoint")
       ->required();
   cmd->add_flag("--stats", options->stats, "min/max/mean/std and NaN/Inf counts per tensor");

@@ -10,7 +10,6 @@ namespace oxcli {
 namespace {
 
 constexpr int kMinRows = 16, kMinCols = 60;
-const Style kTitle{.color = Color::kAccent, .bold = true};
 const Style kDim{.dim = true};
 
 std::string format(const char* pattern, auto... values) {

@@ -24,6 +24,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/scratch.h"
 #include "backend/cpu/simd/simd.h"
+#include "core/host_device.h"
 
 namespace ox::cpu {
 
@@ -177,8 +178,6 @@ void try_fold_batch(StridedArray& dst, StridedArray& a, StridedArray& b) {
        b.dtype,
        b.device};
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // n values of a 16-bit run with element stride `stride` to and from contiguous f32, by the SIMD
 // conversions (bitwise the scalar ones); strided runs go through a contiguous copy.

@@ -119,7 +119,7 @@ void layer_norm_rows(const StridedArray& dst, const StridedArray& mean, const St
 }
 
 // Blocks of rows whose weight/bias gradient partials are summed in block order.
-constexpr int64_t kRowBlock = 64;
+constexpr int64_t kNormRowBlock = 64;
 
 template <class T>
 void layer_norm_backward_rows(const StridedArray& gi, const StridedArray& gw,
@@ -136,12 +136,13 @@ void layer_norm_backward_rows(const StridedArray& gi, const StridedArray& gw,
   const S* rs = static_cast<const S*>(rstd.data);
   T* dx = static_cast<T*>(gi.data);
   const bool want_w = gw.data != nullptr, want_b = gb.data != nullptr;
-  const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  const int64_t blocks = (rows + kNormRowBlock - 1) / kNormRowBlock;
   std::vector<double> partial_w(want_w ? blocks * n : 0), partial_b(want_b ? blocks * n : 0);
   parallel_for(
-      0, blocks, std::max<int64_t>(1, row_grain(n) / kRowBlock), [&](int64_t b0, int64_t b1) {
+      0, blocks, std::max<int64_t>(1, row_grain(n) / kNormRowBlock), [&](int64_t b0, int64_t b1) {
         for (int64_t blk = b0; blk < b1; ++blk) {
-          for (int64_t r = blk * kRowBlock; r < std::min(rows, (blk + 1) * kRowBlock); ++r) {
+          for (int64_t r = blk * kNormRowBlock; r < std::min(rows, (blk + 1) * kNormRowBlock);
+               ++r) {
             const T *xr = x + r * n, *gr = g + r * n;
             const double m = rms || !mu ? 0.0 : double(mu[r]), inv = double(rs[r]);
             // xhat = (x - m) * inv; gx = g * w; dx = inv * (gx - mean(gx) - xhat * mean(gx*xhat))

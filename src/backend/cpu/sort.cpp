@@ -21,7 +21,7 @@ namespace ox::cpu {
 
 namespace {
 
-constexpr int64_t kGrain = 16384;  // elements per parallel task, at least
+constexpr int64_t kSortGrain = 16384;  // elements per parallel task, at least
 
 template <class T>
 using key_type = std::conditional_t<sizeof(compute_t<T>) == 8, uint64_t, uint32_t>;
@@ -46,7 +46,7 @@ inline key_type<T> ascending_key(C v) {
 }
 
 // (key, index) pairs: packed into one word when both fit, a struct otherwise.
-struct Packed {
+struct PackedKey {
   using Entry = uint64_t;
   static Entry make(uint64_t key, int64_t i) { return key << 32 | static_cast<uint64_t>(i); }
   static uint64_t key(Entry e) { return e >> 32; }
@@ -152,7 +152,7 @@ void sort_rows(const RowGeometry& g, const StridedArray& values, const StridedAr
   constexpr bool can_nan = std::is_floating_point_v<compute_t<T>>;
   const bool nan_wins = can_nan && p.select && p.nan_wins;
 
-  parallel_for(0, g.rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(n, 1)),
+  parallel_for(0, g.rows, std::max<int64_t>(1, kSortGrain / std::max<int64_t>(n, 1)),
                [&](int64_t b, int64_t e) {
                  // Not zero-filled: every entry is written before it is read. A row of a
                  // broadcast input can be longer than memory: an OutOfMemory error then.
@@ -208,7 +208,7 @@ void sort(const StridedArray& values, const StridedArray& indices, const Strided
   dispatch_dtype(src.dtype, [&]<class T>() {
     // A 32-bit key packs with an index below 2^32 into one word.
     if (sizeof(key_type<T>) == 4 && g.n <= (int64_t(1) << 32)) {
-      sort_rows<T, Packed>(g, values, indices, src, params);
+      sort_rows<T, PackedKey>(g, values, indices, src, params);
     } else {
       sort_rows<T, Wide>(g, values, indices, src, params);
     }

@@ -32,10 +32,10 @@ constexpr const char* kKernelNames[] = {
     "ox_linalg_trsm_f32",    "ox_linalg_trsm_f64",
 };
 
-const KernelRef kGather[2] = {{"linalg", kKernelNames[0]}, {"linalg", kKernelNames[1]}};
-const KernelRef kScatter[2] = {{"linalg", kKernelNames[2]}, {"linalg", kKernelNames[3]}};
-const KernelRef kTranspose[2] = {{"linalg", kKernelNames[4]}, {"linalg", kKernelNames[5]}};
-const KernelRef kTrsm[2] = {{"linalg", kKernelNames[6]}, {"linalg", kKernelNames[7]}};
+const KernelRef kLinalgGather[2] = {{"linalg", kKernelNames[0]}, {"linalg", kKernelNames[1]}};
+const KernelRef kLinalgScatter[2] = {{"linalg", kKernelNames[2]}, {"linalg", kKernelNames[3]}};
+const KernelRef kLinalgTranspose[2] = {{"linalg", kKernelNames[4]}, {"linalg", kKernelNames[5]}};
+const KernelRef kLinalgTrsm[2] = {{"linalg", kKernelNames[6]}, {"linalg", kKernelNames[7]}};
 
 template <class T>
 CUfunction get(const KernelRef (&refs)[2], int device) {
@@ -90,7 +90,7 @@ template <class T>
 void stage(const DeviceContext& at, const StridedArray& a, const MatrixBatch& m, int32_t tri,
            bool transpose, const Staged& staged, const char* op) {
   const int64_t count = m.count();
-  launch(at, get<T>(kGather, at.device), per_matrix(count), static_cast<const T*>(a.data),
+  launch(at, get<T>(kLinalgGather, at.device), per_matrix(count), static_cast<const T*>(a.data),
          batch_offsets(m, op), count, m.rows, m.cols, m.ld, staged.scratch.as<T>(),
          staged.flags.as<int32_t>(), tri, int32_t(transpose ? 1 : 0));
 }
@@ -102,8 +102,9 @@ void unstage(const DeviceContext& at, const StridedArray& a, const MatrixBatch& 
              const StridedArray& info, int32_t zero_tri, bool copy, const Staged& staged,
              const char* op) {
   const int64_t count = m.count();
-  launch(at, get<T>(kScatter, at.device), per_matrix(count), typed<T>(a), batch_offsets(m, op),
-         count, m.rows, m.cols, m.ld, static_cast<const T*>(staged.scratch.as<T>()),
+  launch(at, get<T>(kLinalgScatter, at.device), per_matrix(count), typed<T>(a),
+         batch_offsets(m, op), count, m.rows, m.cols, m.ld,
+         static_cast<const T*>(staged.scratch.as<T>()),
          static_cast<const int32_t*>(staged.flags.as<int32_t>()), typed<int32_t>(info), zero_tri,
          int32_t(copy ? 1 : 0), int32_t(Backend::kLinalgNonFinite));
 }
@@ -184,7 +185,7 @@ void triangular_solve_typed(const StridedArray& a, const StridedArray& b, bool u
   const DeviceContext at = enter(b);
   const kernels::Offsets<2> batch =
       make_offsets<2>(mb.batch_shape, {&ma.batch_strides, &mb.batch_strides}, op);
-  launch(at, get<T>(kTrsm, at.device), grid_for(count * k), static_cast<const T*>(a.data),
+  launch(at, get<T>(kLinalgTrsm, at.device), grid_for(count * k), static_cast<const T*>(a.data),
          typed<T>(b), batch, count, n, k, ma.ld, mb.ld, int32_t(upper ? 1 : 0),
          int32_t(transpose ? 1 : 0), int32_t(unit_diagonal ? 1 : 0));
 }
@@ -354,10 +355,10 @@ void svd_typed(const StridedArray& a, const StridedArray& u, const StridedArray&
   }
   if (vectors && wide) {
     // u (rows x rows) = (V'ᵀ)ᵀ, V'ᵀ packed gn x gn; vh (ucols x cols) = U'ᵀ, U' packed gm x ucols.
-    launch(at, get<T>(kTranspose, at.device), grid_for(count * rows * rows),
+    launch(at, get<T>(kLinalgTranspose, at.device), grid_for(count * rows * rows),
            static_cast<const T*>(vt_scratch.as<T>()), gn, gn * gn, typed<T>(u),
            batch_offsets(mu, op), mu.ld, count, rows, rows);
-    launch(at, get<T>(kTranspose, at.device), grid_for(count * ucols * cols),
+    launch(at, get<T>(kLinalgTranspose, at.device), grid_for(count * ucols * cols),
            static_cast<const T*>(u_scratch.as<T>()), gm, gm * ucols, typed<T>(vh),
            batch_offsets(mv, op), mv.ld, count, ucols, cols);
   }

@@ -8,16 +8,16 @@ namespace ox::cuda::detail {
 
 namespace {
 
-const KernelRef kFill("sort", "ox_sort_fill_u64");
-const KernelRef kScanBlock("sort", "ox_sort_scan_block");
-const KernelRef kScanAdd("sort", "ox_sort_scan_add");
-const KernelRef kHist("sort", "ox_sort_radix_hist");
-const KernelRef kScatter("sort", "ox_sort_radix_scatter");
+const KernelRef kSortFill("sort", "ox_sort_fill_u64");
+const KernelRef kSortScanBlock("sort", "ox_sort_scan_block");
+const KernelRef kSortScanAdd("sort", "ox_sort_scan_add");
+const KernelRef kSortHist("sort", "ox_sort_radix_hist");
+const KernelRef kSortScatter("sort", "ox_sort_radix_scatter");
 
 }  // namespace
 
 void fill_u64(const DeviceContext& at, uint64_t* p, int64_t n, uint64_t v) {
-  if (n > 0) launch(at, kFill.get(at.device), grid_for(n), p, n, v);
+  if (n > 0) launch(at, kSortFill.get(at.device), grid_for(n), p, n, v);
 }
 
 void exclusive_scan(const DeviceContext& at, int64_t* data, int64_t n) {
@@ -28,14 +28,14 @@ void exclusive_scan(const DeviceContext& at, int64_t* data, int64_t n) {
   g.blocks = unsigned(blocks);
   if (blocks == 1) {
     int64_t* none = nullptr;
-    launch(at, kScanBlock.get(at.device), g, data, n, none);
+    launch(at, kSortScanBlock.get(at.device), g, data, n, none);
     return;
   }
   DeviceBuffer sums(at, size_t(blocks) * sizeof(int64_t));
   int64_t* s = sums.as<int64_t>();
-  launch(at, kScanBlock.get(at.device), g, data, n, s);
+  launch(at, kSortScanBlock.get(at.device), g, data, n, s);
   exclusive_scan(at, s, blocks);
-  launch(at, kScanAdd.get(at.device), grid_for(n), data, n, static_cast<const int64_t*>(s));
+  launch(at, kSortScanAdd.get(at.device), grid_for(n), data, n, static_cast<const int64_t*>(s));
 }
 
 bool radix_sort(const DeviceContext& at, uint64_t* keys, int64_t* vals, uint64_t* keys_alt,
@@ -54,9 +54,9 @@ bool radix_sort(const DeviceContext& at, uint64_t* keys, int64_t* vals, uint64_t
     const int64_t* v_in = in_alt ? vals_alt : vals;
     uint64_t* k_out = in_alt ? keys : keys_alt;
     int64_t* v_out = in_alt ? vals : vals_alt;
-    launch(at, kHist.get(at.device), g, k_in, n, pass, plan.tile_items, plan.tiles, h);
+    launch(at, kSortHist.get(at.device), g, k_in, n, pass, plan.tile_items, plan.tiles, h);
     exclusive_scan(at, h, entries);
-    launch(at, kScatter.get(at.device), g, k_in, v_in, k_out, v_out, n, pass, plan.tile_items,
+    launch(at, kSortScatter.get(at.device), g, k_in, v_in, k_out, v_out, n, pass, plan.tile_items,
            plan.tiles, static_cast<const int64_t*>(h));
     in_alt = !in_alt;
   }

@@ -61,18 +61,18 @@ int32_t probability_code(DType dtype) {
   }
 }
 
-constexpr int kRows = 7;
+constexpr int kRandomRows = 7;
 enum Row { Uniform32, Uniform64, Normal, Integer, Bernoulli, Iota, Shuffle };
-const KernelTable<kRows>& kernels_table() {
-  static const KernelTable<kRows> table(
+const KernelTable<kRandomRows>& kernels_table() {
+  static const KernelTable<kRandomRows> table(
       "random", "ox_random_",
       {"uniform32", "uniform64", "normal", "integer", "bernoulli", "iota", "shuffle"});
   return table;
 }
 
-const KernelRef kCheckInit("random", "ox_random_check_p_init");
-const KernelRef kCheck("random", "ox_random_check_p");
-const KernelRef kCheckReport("random", "ox_random_check_p_report");
+const KernelRef kRandomCheckInit("random", "ox_random_check_p_init");
+const KernelRef kRandomCheck("random", "ox_random_check_p");
+const KernelRef kRandomCheckReport("random", "ox_random_check_p_report");
 
 }  // namespace
 
@@ -128,10 +128,10 @@ void CudaBackend::bernoulli(const StridedArray& dst, const StridedArray& p, uint
     DeviceBuffer min_bad(at, sizeof(unsigned long long));
     auto* bad = min_bad.as<unsigned long long>();
     const Grid one{1, 1};
-    launch(at, kCheckInit.get(at.device), one, bad);
-    launch(at, kCheck.get(at.device), grid_for(np), static_cast<const void*>(p.data), code, np,
-           bad);
-    launch(at, kCheckReport.get(at.device), one, static_cast<const unsigned long long*>(bad),
+    launch(at, kRandomCheckInit.get(at.device), one, bad);
+    launch(at, kRandomCheck.get(at.device), grid_for(np), static_cast<const void*>(p.data), code,
+           np, bad);
+    launch(at, kRandomCheckReport.get(at.device), one, static_cast<const unsigned long long*>(bad),
            check_word(at.device), int32_t(site));
   }
   if (n == 0) return;

@@ -111,9 +111,6 @@ struct Range {
   int64_t lo, hi;  // [lo, hi)
 };
 
-OX_HOST_DEVICE inline int64_t ceil_div(int64_t a, int64_t b) {  // a >= 0, b > 0
-  return a / b + (a % b != 0);
-}
 OX_HOST_DEVICE inline int64_t floor_div(int64_t a, int64_t b) {  // b > 0
   const int64_t q = a / b;
   return q - (a % b != 0 && a < 0);

@@ -35,8 +35,6 @@ inline constexpr int64_t kReduceMinChunk = 8192;
 // Bytes of scratch per (output, chunk) partial: the largest accumulator ({f64, i64}).
 inline constexpr int64_t kPartialBytes = 16;
 
-inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
-
 struct ReducePlan {
   bool per_block = false;
   int64_t nchunks = 1;
