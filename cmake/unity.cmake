@@ -9,7 +9,10 @@
 # which makes every clone's objects miss the compiler cache of another (CI builds a fresh clone),
 # and it leaves out any file with source properties. Here a member is included by its path under
 # ROOT, which must be on the target's include path (the generated file is named NAME.unity.cpp,
-# a name no member has, since the including file's own folder is searched first). Files that
+# a name no member has, since the including file's own folder is searched first), and the
+# generated files sit in the top build folder, where the compiles run: a build of oxmera through
+# add_subdirectory then names them by the same relative path, and hits the same cache entries
+# (tests/package/run.cmake). Files that
 # share their folder and their compile options, definitions and include directories form a
 # group, compiled as one file, or as BATCHES files that share its members. A file matching an
 # APART regex, or alone in its group, compiles as before.
@@ -85,7 +88,7 @@ function(oxmera_unity_build target)
   endforeach()
 
   foreach(name IN LISTS unities)
-    set(unity ${PROJECT_BINARY_DIR}/unity/${name}.unity.cpp)
+    set(unity ${CMAKE_BINARY_DIR}/oxmera-unity/${name}.unity.cpp)
     file(CONFIGURE OUTPUT ${unity} CONTENT "${content_of_${name}}")  # rewritten on a change only
     target_sources(${target} PRIVATE ${unity})
     foreach(property COMPILE_OPTIONS COMPILE_DEFINITIONS INCLUDE_DIRECTORIES)
