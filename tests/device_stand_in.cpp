@@ -19,6 +19,7 @@ namespace oxtest {
 namespace {
 
 std::atomic<int64_t> g_device_to_host{0};
+std::atomic<int64_t> g_synchronizations{0};
 
 struct Called {
   std::mutex mutex;
@@ -102,6 +103,7 @@ class StandInBackend final : public ox::ForwardingBackend<DeferChecks> {
   }
   void synchronize(int) override {
     note_call("synchronize");
+    ++g_synchronizations;
     word_->raise_pending();
   }
   void copy(const ox::StridedArray& dst, const ox::StridedArray& src, bool non_blocking) override {
@@ -135,6 +137,7 @@ void use_device_stand_in() {
 }
 
 int64_t device_to_host_copies() { return g_device_to_host.load(); }
+int64_t synchronizations() { return g_synchronizations.load(); }
 
 std::vector<std::string> primitives_called() {
   Called& c = called();

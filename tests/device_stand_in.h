@@ -20,6 +20,8 @@ void record_cuda_primitives();
 
 // Copies from a stand-in device to the host since the process started.
 int64_t device_to_host_copies();
+// Calls of the stand-in's synchronize() since the process started.
+int64_t synchronizations();
 
 // The primitives called on the stand-in (or the recorded CUDA backend) since the process
 // started, sorted.

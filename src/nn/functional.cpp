@@ -4,6 +4,7 @@
 #include "oxmera/nn/functional.h"
 
 #include "amp/autocast_policy.h"
+#include "nn/batch_norm.h"
 #include "oxmera/autograd.h"
 
 namespace ox::nn::functional {
@@ -91,13 +92,21 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   return out.to(input.dtype());
 }
 
-Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps) {
+namespace {
+
+double in_dtype(double momentum, DType) { return momentum; }
+Tensor in_dtype(const Tensor& momentum, DType dtype) { return momentum.to(dtype); }
+
+// Momentum is a double, or a 0-d tensor on the input's device (BatchNorm's cumulative average,
+// whose factor depends on a count the host does not read).
+template <class Momentum>
+Tensor batch_norm_with(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, bool training,
+                       const Momentum& momentum, double eps) {
   // On autocast's f32 list: the statistics of a 16-bit activation are taken in f32.
   if (amp::OpCast cast{amp::CastPolicy::Float32, input})
-    return batch_norm(cast(input), running_mean, running_var, cast(weight), cast(bias), training,
-                      momentum, eps);
+    return batch_norm_with(cast(input), running_mean, running_var, cast(weight), cast(bias),
+                           training, momentum, eps);
   OX_CHECK(input.dim() >= 2, Shape, "batch_norm", "input must be [N, C, ...], got ", input.shape());
   OX_CHECK(is_floating(input.dtype()), DType, "batch_norm", "input must be floating, got ",
            input.dtype());
@@ -126,9 +135,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     if (running_mean.defined()) {
       NoGradGuard no_grad;
       const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
-      Tensor(running_mean).copy_(running_mean.to(acc) * (1 - momentum) + mean.detach() * momentum);
-      Tensor(running_var)
-          .copy_(running_var.to(acc) * (1 - momentum) + var.detach() * (momentum * unbias));
+      const auto m = in_dtype(momentum, acc);
+      Tensor(running_mean).copy_(running_mean.to(acc) * (1 - m) + mean.detach() * m);
+      Tensor(running_var).copy_(running_var.to(acc) * (1 - m) + var.detach() * (m * unbias));
     }
   } else {
     mean = running_mean.to(acc);
@@ -141,6 +150,14 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   if (bias.defined()) shift = shift + bias.to(acc);
   // One fused multiply-add pass over the input: x * scale + shift, per channel.
   return addcmul(per_channel(shift, dims), x, per_channel(scale, dims)).to(input.dtype());
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  return batch_norm_with(input, running_mean, running_var, weight, bias, training, momentum, eps);
 }
 
 Tensor dropout2d(const Tensor& input, double p, bool training, Generator* gen) {
@@ -182,3 +199,14 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, const EmbeddingOpt
 }
 
 }  // namespace ox::nn::functional
+
+namespace ox::nn::detail {
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, const Tensor& momentum,
+                  double eps) {
+  return functional::batch_norm_with(input, running_mean, running_var, weight, bias, training,
+                                     momentum, eps);
+}
+
+}  // namespace ox::nn::detail

@@ -9,7 +9,9 @@
 #include <optional>
 
 #include "amp/autocast_policy.h"
+#include "backend/kernel_check.h"
 #include "nn/reduction.h"
+#include "ops/index_util.h"
 #include "oxmera/autograd.h"
 #include "oxmera/core/layout.h"
 
@@ -238,17 +240,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions&
 
   const Tensor index = target.to(kI64);
   const Tensor kept = ox::ne(index, options.ignore_index);
-  const Tensor safe_index = ox::where(kept, index, 0);
-  if (index.numel() > 0) {
-    const Tensor bad =
-        ox::logical_and(kept, ox::logical_or(ox::lt(safe_index, 0), ox::ge(safe_index, classes)));
-    if (bad.any().item<bool>()) {
-      const auto value = ox::masked_select(index, bad).to_vector<int64_t>().front();
-      OX_FAIL(Index, op, "target ", value, " is out of range for ", classes, " classes");
-    }
-  }
+  const Tensor safe_index = ox::where(kept, index, 0);  // ignored rows read class 0
+  // The gather checks the targets, on a device without reading them back.
+  static const CheckSite bad_target =
+      check_site(op, "target {value} is out of range for {bound} classes");
   const Tensor picked =
-      ox::gather(input, class_dim, safe_index.unsqueeze(class_dim)).squeeze(class_dim);
+      ops::gather_checked(input, class_dim, safe_index.unsqueeze(class_dim), bad_target)
+          .squeeze(class_dim);
   Tensor weights = kept.to(input.dtype());
   if (options.weight.defined())
     weights = ox::mul(
@@ -277,10 +275,11 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
   require_floating(target, op, "target");
   require_same_shape(input, target, op);
   if (options.weight.defined()) require_broadcasts_to(options.weight, input, op, "weight");
-  if (input.numel() > 0) {
+  {
     NoGradGuard no_grad;
-    OX_CHECK(ox::logical_and(ox::ge(input, 0), ox::le(input, 1)).all().item<bool>(), Value, op,
-             "every input element must be in [0, 1]");
+    static const CheckSite outside = check_site(
+        op, "every input element must be in [0, 1]; element {position} is not", ErrorKind::Value);
+    ops::check_all_on_device(ox::logical_and(ox::ge(input, 0), ox::le(input, 1)), outside);
   }
   const Tensor log_p = clamped_log(input);
   const Tensor log_q = clamped_log(ox::sub(1.0, input));
@@ -478,9 +477,11 @@ Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor
              " (expected the input's shape, or it without its last dim, or with a last dim of 1)");
     if (homoscedastic) variance = var.unsqueeze(-1);
   }
-  if (var.numel() > 0) {
+  {
     NoGradGuard no_grad;
-    OX_CHECK(!ox::lt(var, 0).any().item<bool>(), Value, op, "var has negative entries");
+    static const CheckSite negative =
+        check_site(op, "var has negative entries (element {position})", ErrorKind::Value);
+    ops::check_all_on_device(ox::logical_not(ox::lt(var, 0)), negative);
   }
   // The clamp changes the value only, as PyTorch's in-place clamp under no_grad: the gradient
   // reaches var as if unclamped.

@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "nn/batch_norm.h"
 #include "oxmera/autograd.h"
 #include "oxmera/nn/functional.h"
 #include "oxmera/nn/init.h"
@@ -133,13 +134,21 @@ Tensor BatchNormImpl::forward(const Tensor& input) {
   // Batch statistics in training, and always without running statistics (PyTorch).
   const bool use_batch_stats = is_training() || !options.track_running_stats;
   const bool update = is_training() && options.track_running_stats;
-  double momentum = options.momentum.value_or(0.0);
-  // Without a momentum the running statistics are the average of every batch seen.
-  if (update && !options.momentum)
-    momentum = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>() + 1);
-  Tensor out = functional::batch_norm(input, update || !use_batch_stats ? running_mean : Tensor(),
-                                      update || !use_batch_stats ? running_var : Tensor(), weight,
-                                      bias, use_batch_stats, momentum, options.eps);
+  const Tensor mean = update || !use_batch_stats ? running_mean : Tensor();
+  const Tensor var = update || !use_batch_stats ? running_var : Tensor();
+  Tensor out;
+  if (update && !options.momentum) {
+    // Without a momentum the running statistics are the average of every batch seen.
+    Tensor factor;
+    {
+      NoGradGuard no_grad;
+      factor = reciprocal(num_batches_tracked.to(kF64) + 1);
+    }
+    out = detail::batch_norm(input, mean, var, weight, bias, use_batch_stats, factor, options.eps);
+  } else {
+    out = functional::batch_norm(input, mean, var, weight, bias, use_batch_stats,
+                                 options.momentum.value_or(0.0), options.eps);
+  }
   if (update) {  // counted only once the batch was taken
     NoGradGuard no_grad;
     num_batches_tracked.add_(1);

@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "backend/kernel_check.h"
+#include "ops/index_util.h"
 #include "oxmera/autograd.h"
 #include "oxmera/distributed.h"
 #include "oxmera/nn/sync_batchnorm.h"
@@ -67,25 +69,35 @@ Tensor SyncBatchNormImpl::forward(const Tensor& input) {
   const Tensor local_count = full({1}, static_cast<double>(x.numel() / num_features),
                                   {.dtype = kF64, .device = x.device()});
   const Tensor sums = all_reduce_sum(cat({x.sum(reduced).to(kF64), local_count}), group);
-  const double count = sums.narrow(0, num_features, 1).item<double>();
-  OX_CHECK(count > 1, Value, "SyncBatchNorm",
-           "expected more than 1 value per channel across the ranks in training, got ", count,
-           " (input ", input.shape(), " on rank ", group->rank(), ")");
+  // The count stays on the device (a 1-element tensor): the host reads nothing back.
+  const Tensor count = sums.narrow(0, num_features, 1);
+  {
+    static const CheckSite too_few =
+        check_site("SyncBatchNorm",
+                   "expected more than 1 value per channel across the ranks in training, got fewer",
+                   ErrorKind::Value);
+    NoGradGuard no_grad;
+    ops::check_all_on_device(gt(count, 1), too_few);
+  }
   const Tensor mean = (sums.narrow(0, 0, num_features) / count).to(x.dtype());
   const Tensor centered = x - mean.reshape(channel_shape);
   // Two passes (mean, then the squares about it), as one process computes the variance.
-  const Tensor var = all_reduce_sum((centered * centered).sum(reduced), group) / count;
+  const Tensor var =
+      all_reduce_sum((centered * centered).sum(reduced), group) / count.to(x.dtype());
   Tensor out = centered * rsqrt(var + options.eps).reshape(channel_shape);
   if (weight.defined()) out = out * weight.reshape(channel_shape);
   if (bias.defined()) out = out + bias.reshape(channel_shape);
 
   if (options.track_running_stats) {
     NoGradGuard no_grad;
-    const double momentum = options.momentum.value_or(
-        1.0 / static_cast<double>(num_batches_tracked.item<int64_t>() + 1));
-    running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype()) * momentum);
-    running_var.mul_(1 - momentum)
-        .add_(var.detach().to(running_var.dtype()) * (momentum * count / (count - 1)));
+    // Without a momentum: the average of every batch seen, 1 / (batches + 1).
+    const Tensor momentum = options.momentum
+                                ? full({}, *options.momentum, {.dtype = kF64, .device = x.device()})
+                                : reciprocal(num_batches_tracked.to(kF64) + 1);
+    const DType dt = running_mean.dtype();
+    running_mean.mul_((1 - momentum).to(dt)).add_(mean.detach().to(dt) * momentum.to(dt));
+    running_var.mul_((1 - momentum).to(dt))
+        .add_(var.detach().to(dt) * (momentum * count / (count - 1)).to(dt));
     num_batches_tracked.add_(1);
   }
   return out.to(input.dtype());

@@ -43,7 +43,8 @@ std::vector<IndexOperand> operands(const char* op, const std::vector<IndexArg>& 
   out.reserve(args.size());
   for (const IndexArg& a : args) {
     const CheckSite site =
-        a.dim < 0
+        a.site >= 0 ? a.site
+        : a.dim < 0
             ? check_site(op, "index {value} is out of bounds for a tensor of {bound} elements")
             : check_site(op, "index {value} is out of bounds for dimension " +
                                  std::to_string(a.dim) + " with size {bound}");
@@ -206,12 +207,12 @@ Tensor& inplace_recorded(Tensor& x, const char* op, F&& out_of_place) {
 
 }  // namespace
 
-// ---- Gathers -------------------------------------------------------------------------------
+namespace ops {
 
-Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+Tensor gather_checked(const Tensor& x, int64_t dim, const Tensor& index, CheckSite site) {
   const char* op = "gather";
   if (autograd::needs_grad({&x})) {
-    Tensor out = autograd::without_grad([&] { return gather(x, dim, index); });
+    Tensor out = autograd::without_grad([&] { return gather_checked(x, dim, index, site); });
     autograd::record(
         "gather", {x}, {out}, {index},
         [dim, shape = x.shape()](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
@@ -219,10 +220,10 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
         });
     return out;
   }
-  ops::impl_of(x, op);
-  ops::check_index_dtype(index, op);
-  const Device device = ops::common_device(op, {&x, &index});
-  const Tensor xs = ops::at_least_1d(x), is = ops::at_least_1d(index);
+  impl_of(x, op);
+  check_index_dtype(index, op);
+  const Device device = common_device(op, {&x, &index});
+  const Tensor xs = at_least_1d(x), is = at_least_1d(index);
   OX_CHECK(xs.dim() == is.dim(), Shape, op, "index of shape ", index.shape(),
            " needs as many dimensions as the input of shape ", x.shape());
   const int64_t d = wrap_dim(dim, xs.dim(), op);
@@ -232,9 +233,32 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   Tensor out = make_empty(index.shape(), x.dtype(), device, op);
   if (out.numel() == 0) return out;
   const Shape& shape = is.shape();
-  ops::gather_into(op, dense(out, shape), ops::restrided(xs, shape, strides_without(xs, d)),
-                   {{is, is.impl()->array(), d, xs.size(d), xs.stride(d), false}});
+  gather_into(op, dense(out, shape), restrided(xs, shape, strides_without(xs, d)),
+              {{is, is.impl()->array(), d, xs.size(d), xs.stride(d), false, site}});
   return out;
+}
+
+void check_all_on_device(const Tensor& ok, CheckSite site) {
+  const char* op = "check";
+  OX_CHECK(ok.dtype() == kBool, DType, op, "expected a bool tensor, got ", ok.dtype());
+  if (ok.numel() == 0) return;
+  // A gather from one element, indexed by !ok: a false element is index 1 of a 1-element dim,
+  // which the primitive reports as it reports any index (kernel_check.h).
+  NoGradGuard no_grad;
+  const Tensor index = logical_not(ok).to(kI64).reshape({-1});
+  const Tensor one = zeros({1}, {.dtype = kBool, .device = ok.device()});
+  const Shape shape = index.shape();
+  Tensor out = make_empty(shape, kBool, ok.device(), op);
+  gather_into(op, dense(out, shape), restrided(one, shape, {0}),
+              {{index, index.impl()->array(), 0, 1, 0, false, site}});
+}
+
+}  // namespace ops
+
+// ---- Gathers -------------------------------------------------------------------------------
+
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  return ops::gather_checked(x, dim, index, -1);
 }
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {

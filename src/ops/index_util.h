@@ -23,6 +23,7 @@ struct IndexArg {
   int64_t size;
   int64_t stride;
   bool wrap;
+  CheckSite site = -1;  // the message a bad index gets; -1: "index {value} is out of bounds ..."
 };
 
 // dst = gather(src) through `args` (which share one dtype) on dst's device.
@@ -38,6 +39,15 @@ inline Tensor unaliased(const Tensor& t, const Tensor& dest) {
 }
 // Refuses a destination whose elements share memory (an expanded tensor).
 void check_writable(const Tensor& dest, const char* op);
+
+// gather(x, dim, index) whose out-of-range indices raise `site`'s error: at once on the CPU, at
+// the next synchronizing call on a device (the host never waits to check). With autograd.
+Tensor gather_checked(const Tensor& x, int64_t dim, const Tensor& index, CheckSite site);
+
+// Raises `site`'s error where `ok` (bool, any shape) is false, {position} being the first such
+// flat position: at once on the CPU, at the next synchronizing call on a device. A check of a
+// value only the device holds, without reading it back.
+void check_all_on_device(const Tensor& ok, CheckSite site);
 
 // torch.gather and friends treat a 0-d tensor as 1-d of size 1.
 inline Tensor at_least_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }

@@ -7,9 +7,12 @@
 #include <oxmera/oxmera.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -214,6 +217,145 @@ TEST_F(DeviceStandIn, ACharGptStepReadsNothingBack) {
     return values;
   };
   EXPECT_EQ(losses(kGpu), losses(Device::cpu()));
+}
+
+// Everything the host would have to wait for: copies to the host and synchronizations.
+int64_t host_waits() { return oxtest::device_to_host_copies() + oxtest::synchronizations(); }
+
+// The losses whose inputs have values to check (class targets, probabilities, variances) check
+// them on the device: nothing is read back, and a bad value raises at the next synchronizing call.
+TEST_F(DeviceStandIn, LossesCheckTheirInputsWithoutReadingThemBack) {
+  namespace F = ox::nn::functional;
+  const ox::Tensor logp =
+      ox::log_softmax(ox::tensor({{1.0, 2.0, 3.0}, {0.5, 0.0, -1.0}}, {.device = kGpu}), 1);
+  const ox::Tensor p = ox::tensor({0.25, 0.75}, {.device = kGpu});
+  const ox::Tensor y = ox::tensor({0.0, 1.0}, {.device = kGpu});
+  int64_t before = host_waits();
+  const ox::Tensor nll = F::nll_loss(logp, ox::tensor({2, 0}, {.dtype = ox::kI64, .device = kGpu}));
+  const ox::Tensor nll_ignored = F::nll_loss(
+      logp, ox::tensor({-100, 1}, {.dtype = ox::kI64, .device = kGpu}), {.ignore_index = -100});
+  const ox::Tensor bce = F::binary_cross_entropy(p, y);
+  const ox::Tensor gauss = F::gaussian_nll_loss(p, y, ox::tensor({0.5, 2.0}, {.device = kGpu}));
+  EXPECT_EQ(host_waits(), before);
+  // Against the closed forms: nll = -(logp[0][2] + logp[1][0]) / 2.
+  const double l0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  const double l1 = std::log(std::exp(0.5) + std::exp(0.0) + std::exp(-1.0));
+  EXPECT_NEAR(nll.item<double>(), ((l0 - 3.0) + (l1 - 0.5)) / 2, 1e-6);
+  EXPECT_NEAR(nll_ignored.item<double>(), l1 - 0.0, 1e-6);
+  EXPECT_NEAR(bce.item<double>(), -(std::log(0.75) + std::log(0.75)) / 2, 1e-6);
+  // 0.5 * (log(max(var, eps)) + (x - y)^2 / var), averaged.
+  EXPECT_NEAR(gauss.item<double>(),
+              0.5 * ((std::log(0.5) + 0.0625 / 0.5) + (std::log(2.0) + 0.0625 / 2.0)) / 2, 1e-6);
+
+  before = host_waits();
+  (void)F::nll_loss(logp, ox::tensor({1, 7}, {.dtype = ox::kI64, .device = kGpu}));
+  EXPECT_EQ(host_waits(), before);
+  const ox::Error e = caught([] { ox::synchronize(kGpu); });
+  EXPECT_EQ(e.kind(), ErrorKind::Index);
+  EXPECT_TRUE(contains(e, "[nll_loss] target 7 is out of range for 3 classes")) << e.what();
+
+  (void)F::binary_cross_entropy(ox::tensor({0.5, 1.5}, {.device = kGpu}), y);
+  const ox::Error be = caught([] { ox::synchronize(kGpu); });
+  EXPECT_EQ(be.kind(), ErrorKind::Value);
+  EXPECT_TRUE(contains(
+      be, "[binary_cross_entropy] every input element must be in [0, 1]; element 1 is not"))
+      << be.what();
+
+  (void)F::gaussian_nll_loss(p, y, ox::tensor({0.5, -2.0}, {.device = kGpu}));
+  const ox::Error ge = caught([] { (void)ox::ones({1}, {.device = kGpu}).cpu(); });
+  EXPECT_EQ(ge.kind(), ErrorKind::Value);
+  EXPECT_TRUE(contains(ge, "[gaussian_nll_loss] var has negative entries (element 1)"))
+      << ge.what();
+}
+
+// BatchNorm with momentum None keeps the running statistics the average of every batch seen,
+// without reading its count back.
+TEST_F(DeviceStandIn, CumulativeBatchNormReadsNothingBack) {
+  ox::nn::BatchNorm1d bn(2, {.momentum = std::nullopt});
+  bn->to(kGpu);
+  const ox::Tensor a = ox::tensor({{1.0, 10.0}, {3.0, 30.0}}, {.device = kGpu});
+  const ox::Tensor b = ox::tensor({{5.0, 0.0}, {7.0, 2.0}}, {.device = kGpu});
+  const int64_t before = host_waits();
+  (void)bn(a);
+  (void)bn(b);
+  EXPECT_EQ(host_waits(), before);
+  // Batch means (2, 20) and (6, 1), averaged; unbiased variances (2, 200) and (2, 2), averaged.
+  EXPECT_EQ(bn->running_mean.to_vector<float>(), (std::vector<float>{4.0f, 10.5f}));
+  EXPECT_EQ(bn->running_var.to_vector<float>(), (std::vector<float>{2.0f, 101.0f}));
+}
+
+// A training step of each recipe's model (forward, loss, backward, clip_grad_norm_, AdamW, a
+// one-cycle schedule), in f32 and under bf16 autocast, neither reads a value back nor
+// synchronizes, over 10 steps.
+TEST_F(DeviceStandIn, TrainingStepsNeitherReadBackNorSynchronize) {
+  ox::manual_seed(3);
+  ox::Generator gen(9);
+  const ox::Tensor images = ox::rand({4, 1, 28, 28}, {.device = kGpu}, &gen);
+  const ox::Tensor labels = ox::randint(0, 10, {4}, {.device = kGpu}, &gen);
+  const ox::Tensor ids = ox::randint(0, oxbench::kGptVocab, {2, 16}, {.device = kGpu}, &gen);
+  const ox::Tensor next = ox::randint(0, oxbench::kGptVocab, {2 * 16}, {.device = kGpu}, &gen);
+
+  ox::nn::Sequential mlp = oxbench::mlp_model();
+  ox::nn::Sequential cnn = oxbench::cnn_model();
+  // The cnn with BatchNorm (the cumulative form too), as an image model usually has.
+  ox::nn::Sequential cnn_bn(ox::nn::Conv2d(1, 8, 3), ox::nn::BatchNorm2d(8), ox::nn::ReLU(),
+                            ox::nn::MaxPool2d(2), ox::nn::Conv2d(8, 8, 3),
+                            ox::nn::BatchNorm2d(8, {.momentum = std::nullopt}), ox::nn::ReLU(),
+                            ox::nn::Flatten(), ox::nn::Linear(8 * 11 * 11, 10));
+  oxbench::CharGpt gpt(oxbench::kGptVocab);
+  ox::nn::Embedding embed(oxbench::kGptVocab, 16);
+  ox::nn::LSTM lstm(16, 32, {.batch_first = true});
+  ox::nn::Linear lstm_head(32, oxbench::kGptVocab);
+  ox::nn::ModuleList char_lstm;
+  char_lstm->push_back(embed);
+  char_lstm->push_back(lstm);
+  char_lstm->push_back(lstm_head);
+
+  struct Case {
+    const char* name;
+    std::shared_ptr<ox::nn::Module> model;
+    std::function<ox::Tensor()> loss;
+  };
+  const std::vector<Case> cases = {
+      {"mlp", mlp.ptr(), [&] { return ox::nn::functional::cross_entropy(mlp(images), labels); }},
+      {"cnn", cnn.ptr(), [&] { return ox::nn::functional::cross_entropy(cnn(images), labels); }},
+      {"cnn_bn", cnn_bn.ptr(),
+       [&] { return ox::nn::functional::cross_entropy(cnn_bn(images), labels); }},
+      {"chargpt", gpt.ptr(),
+       [&] {
+         return ox::nn::functional::cross_entropy(gpt(ids).reshape({-1, oxbench::kGptVocab}), next);
+       }},
+      {"char_lstm", char_lstm.ptr(),
+       [&] {
+         const ox::Tensor h = std::get<0>(lstm(embed(ids)));
+         return ox::nn::functional::cross_entropy(lstm_head(h).reshape({-1, oxbench::kGptVocab}),
+                                                  next);
+       }},
+  };
+  for (const Case& c : cases) {
+    c.model->to(kGpu);
+    for (const bool bf16 : {false, true}) {
+      ox::optim::AdamW opt(c.model->parameters(), {.lr = 1e-3});
+      ox::optim::OneCycleLR schedule(opt, {.max_lr = 1e-3, .total_steps = 10});
+      const int64_t before = host_waits();
+      ox::Tensor last;
+      for (int step = 0; step < 10; ++step) {
+        opt.zero_grad();
+        ox::Tensor loss;
+        {
+          const ox::amp::Autocast autocast(ox::DeviceType::CUDA, ox::kBF16, bf16);
+          loss = c.loss();
+        }
+        loss.backward();
+        (void)ox::nn::utils::clip_grad_norm_(c.model->parameters(), 1.0);
+        opt.step();
+        schedule.step();
+        last = loss.detach();
+      }
+      EXPECT_EQ(host_waits(), before) << c.name << (bf16 ? " under bf16 autocast" : " in f32");
+      EXPECT_TRUE(std::isfinite(last.item<double>())) << c.name;
+    }
+  }
 }
 
 }  // namespace
