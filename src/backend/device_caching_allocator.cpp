@@ -284,6 +284,14 @@ bool DeviceCachingAllocator::owns(const void* ptr) const {
   return live_.count(const_cast<void*>(ptr)) != 0;
 }
 
+bool DeviceCachingAllocator::holds(const void* ptr) const {
+  const auto* p = static_cast<const char*>(ptr);
+  std::lock_guard lock(mutex_);
+  for (const auto& [start, block] : live_)
+    if (p >= block->ptr && p < block->ptr + block->size) return true;
+  return false;
+}
+
 StreamHandle DeviceCachingAllocator::block_stream(void* ptr) const {
   std::lock_guard lock(mutex_);
   const auto it = live_.find(ptr);

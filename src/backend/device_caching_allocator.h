@@ -88,6 +88,8 @@ class DeviceCachingAllocator final : public Allocator {
   bool record_stream(void* ptr, StreamHandle stream);
   // Whether `ptr` is the start of a live block of this allocator.
   bool owns(const void* ptr) const;
+  // Whether `ptr` lies inside a live allocation (a view into one, say). Linear in their count.
+  bool holds(const void* ptr) const;
   // The stream the block at `ptr` was allocated on.
   StreamHandle block_stream(void* ptr) const;
 

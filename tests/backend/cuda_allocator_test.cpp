@@ -148,6 +148,23 @@ TEST(CudaAlloc, ZeroBytesAndUnknownPointers) {
   EXPECT_EQ(f.alloc.stats().allocated, 0u);
 }
 
+// holds() answers for any address inside a live block (a view into it), owns() for its start
+// only; a freed block is neither. The upload path asks holds() whether a copy source is pinned.
+TEST(CudaAlloc, HoldsAnyAddressInsideALiveBlock) {
+  Fixture f;
+  char* a = static_cast<char*>(f.alloc.allocate(1000, kS1));
+  EXPECT_TRUE(f.alloc.owns(a));
+  EXPECT_FALSE(f.alloc.owns(a + 8));
+  EXPECT_TRUE(f.alloc.holds(a));
+  EXPECT_TRUE(f.alloc.holds(a + 999));
+  EXPECT_TRUE(f.alloc.holds(a + 1023));  // the block is rounded up to 1024 bytes
+  EXPECT_FALSE(f.alloc.holds(a + 1024));
+  int not_ours = 0;
+  EXPECT_FALSE(f.alloc.holds(&not_ours));
+  f.alloc.deallocate(a, 0);
+  EXPECT_FALSE(f.alloc.holds(a + 8));
+}
+
 TEST(CudaAlloc, SmallRequestsShareTwoMiBSegments) {
   Fixture f;
   void* a = f.alloc.allocate(1000, kS1);

@@ -434,24 +434,32 @@ void flush_logs(Run& run) {
   if (run.tensorboard) run.tensorboard->flush();
 }
 
-// Each parameter's gradient norm, largest first, and the global norm (of all of them). The
-// norms come to the host in one transfer, not one a parameter.
-std::vector<std::pair<std::string, double>> gradient_norms(const ox::TensorDict& named,
-                                                           double& global) {
+// A step whose loss and gradient norms are still where they were computed (the device).
+struct PendingStep {
+  StepInfo info = {};
+  ox::Tensor loss = {};   // 0-d
+  ox::Tensor norms = {};  // f64 [parameters with a gradient], when the view or logs want them
+  std::vector<std::string> names = {};  // their parameters
+};
+
+// Each parameter's gradient norm, on the gradients' device (names: the parameters').
+ox::Tensor gradient_norms(const ox::TensorDict& named, std::vector<std::string>& names) {
   ox::NoGradGuard no_grad;
-  std::vector<std::string> names;
   std::vector<ox::Tensor> norms;
   for (const auto& [name, param] : named) {
     if (!param.grad().defined()) continue;
     names.push_back(name);
-    norms.push_back(param.grad().norm().to(ox::kF64));
+    norms.push_back(param.grad().norm().to(ox::kF64).reshape({1}));
   }
-  global = 0;
-  if (norms.empty()) return {};
-  const std::vector<double> values = ox::stack(norms).to_vector<double>();
+  return norms.empty() ? ox::Tensor() : ox::cat(norms);
+}
+
+// `values` as the view shows them: largest first, and the global norm (of all of them).
+std::vector<std::pair<std::string, double>> layer_norms(const std::vector<std::string>& names,
+                                                        const double* values, double& global) {
   std::vector<std::pair<std::string, double>> out;
   double squares = 0;
-  for (size_t i = 0; i < values.size(); ++i) {
+  for (size_t i = 0; i < names.size(); ++i) {
     squares += values[i] * values[i];
     out.emplace_back(names[i], values[i]);
   }
@@ -494,14 +502,14 @@ int stopped(Run& run, TrainView& view, Stop stop) {
 // After a loss that is not finite: the weights the step left are not worth keeping, so nothing
 // is saved and the checkpoint on disk (the last finished epoch's, if any) stays the last good
 // state. Exit 3: the run failed, not its input.
-int stopped_nonfinite(Run& run, TrainView& view, double loss) {
+int stopped_nonfinite(Run& run, TrainView& view, const StepInfo& bad) {
   flush_logs(run);
   const bool saved = std::filesystem::exists(run.config.save);
   char text[512];
   std::snprintf(text, sizeof text,
                 "the loss is %g at epoch %lld, step %lld: training stopped; %s%s; lower --lr (or "
                 "give --allow-nonfinite to train on)",
-                loss, (long long)(run.epoch + 1), (long long)run.step,
+                bad.loss, (long long)(bad.epoch + 1), (long long)bad.step,
                 saved ? "the last good checkpoint is " : "no checkpoint was saved",
                 saved ? run.config.save.c_str() : "");
   view.failed(text);
@@ -618,6 +626,47 @@ int train(Run& run) {
   else
     view = std::make_unique<Progress>(stdout, isatty(STDOUT_FILENO) != 0, run_info(run, false));
   const bool norms = logging || view->wants_gradient_norms();
+  // Losses and norms stay on the device until kReadEvery steps have gathered (and at an epoch's
+  // end, or a stop): then one copy brings them to the host, and each step goes to the view and the
+  // logs in order, so that a step on a GPU never waits for it. The count, not a clock, decides,
+  // so that --ddp ranks read (and agree on a non-finite loss) after the same steps.
+  constexpr size_t kReadEvery = 16;
+  std::vector<PendingStep> pending;
+  StepInfo last;                   // the last step read
+  std::optional<StepInfo> bad;     // the first whose loss was not finite
+  const auto read_pending = [&] {  // true when every loss read was finite
+    if (pending.empty()) return !bad;
+    std::vector<ox::Tensor> parts;
+    for (const PendingStep& p : pending) parts.push_back(p.loss.detach().to(ox::kF64).reshape({1}));
+    for (const PendingStep& p : pending)
+      if (p.norms.defined()) parts.push_back(p.norms);
+    const std::vector<double> values = ox::cat(parts).to_vector<double>();
+    size_t next_norm = pending.size();
+    for (size_t i = 0; i < pending.size(); ++i) {
+      StepInfo& info = pending[i].info;
+      info.loss = values[i];
+      if (pending[i].norms.defined()) {
+        info.layer_norms = layer_norms(pending[i].names, &values[next_norm], info.grad_norm);
+        next_norm += pending[i].names.size();
+      }
+      view->step(info);
+      if (run.log)
+        run.log->log_step({.step = info.step,
+                           .epoch = info.epoch,
+                           .loss = info.loss,
+                           .lr = info.lr,
+                           .grad_norm = info.grad_norm,
+                           .samples_per_s = view->samples_per_s(),
+                           .elapsed_s = elapsed()});
+      if (run.tensorboard)
+        run.tensorboard->add_scalars(
+            {{"loss", info.loss}, {"lr", info.lr}, {"grad_norm", info.grad_norm}}, info.step);
+      if (!bad && !std::isfinite(info.loss) && !config.allow_nonfinite) bad = info;
+      last = std::move(info);
+    }
+    pending.clear();
+    return !bad;
+  };
   std::optional<Evaluation> result;
   run.task.model->train();
   for (; run.epoch < config.epochs; ++run.epoch) {
@@ -638,32 +687,31 @@ int train(Run& run) {
       }
       run.scaler->scale(loss).backward();
       run.scaler->unscale_(*run.optimizer);  // the norms below, and the step, see true gradients
-      StepInfo info{.step = run.step + 1, .epoch = run.epoch, .samples = batch.data.size(0)};
-      if (norms) info.layer_norms = gradient_norms(named, info.grad_norm);
-      info.lr = run.optimizer->get_lr(0);
+      PendingStep step{.info = {.step = run.step + 1,
+                                .epoch = run.epoch,
+                                .samples = batch.data.size(0),
+                                .lr = run.optimizer->get_lr(0)},
+                       .loss = loss.detach()};
+      if (norms) step.norms = gradient_norms(named, step.names);
       run.scaler->step(*run.optimizer);  // skipped when a scaled gradient overflowed
       run.scaler->update();
       if (run.scheduler) run.scheduler->step();
       ++run.step;
-      info.loss = loss.item<double>();
-      view->step(info);
-      if (run.log)
-        run.log->log_step({.step = run.step,
-                           .epoch = run.epoch,
-                           .loss = info.loss,
-                           .lr = info.lr,
-                           .grad_norm = info.grad_norm,
-                           .samples_per_s = view->samples_per_s(),
-                           .elapsed_s = elapsed()});
-      if (run.tensorboard)
-        run.tensorboard->add_scalars(
-            {{"loss", info.loss}, {"lr", info.lr}, {"grad_norm", info.grad_norm}}, run.step);
+      pending.push_back(std::move(step));
+      const bool read = pending.size() >= kReadEvery;
       Stop local = check_stop(*view);
-      local.nonfinite = !std::isfinite(info.loss) && !config.allow_nonfinite;
-      if (const Stop stop = agreed_stop(run, local))
-        return stop.nonfinite ? stopped_nonfinite(run, *view, info.loss)
+      if (read) local.nonfinite = !read_pending();
+      Stop stop = agreed_stop(run, local);
+      if (stop && !read) {  // every rank agreed to stop here: read what is left, agree again
+        local.nonfinite = !read_pending();
+        stop = agreed_stop(run, local);
+      }
+      if (stop)
+        return stop.nonfinite ? stopped_nonfinite(run, *view, bad.value_or(last))
                               : stopped(run, *view, stop);
     }
+    if (const Stop stop = agreed_stop(run, {.nonfinite = !read_pending()}))
+      return stopped_nonfinite(run, *view, bad.value_or(last));
     view->end_epoch();
     // Each finished epoch is a checkpoint too: a crash loses at most one epoch.
     const int64_t finished = run.epoch;

@@ -105,8 +105,9 @@ void copy_on_device(const StridedArray& dst, const StridedArray& src, const Copy
 }
 
 // CPU -> CUDA. Pageable source memory has been consumed when cuMemcpyHtoDAsync returns; from
-// page-locked memory the copy is asynchronous, so the stream is synchronized (the caller may
-// overwrite or free the source as soon as copy returns).
+// page-locked memory (the pinned allocator's) the copy is asynchronous, so the stream is
+// synchronized then, and only then (the caller may overwrite or free the source as soon as copy
+// returns).
 void upload(const StridedArray& dst, const StridedArray& src, const CopyPlan& plan) {
   const DeviceContext at = enter(dst);
   const size_t bytes = nbytes(dst, dst.dtype);
@@ -124,7 +125,8 @@ void upload(const StridedArray& dst, const StridedArray& src, const CopyPlan& pl
     target = buffer->data();
   }
   check(at.driver->cuMemcpyHtoDAsync(dptr(target), host, bytes, at.stream), "cuMemcpyHtoDAsync");
-  if (staged == nullptr && pinned_allocator_if_made() != nullptr)
+  const DeviceCachingAllocator* pinned = pinned_allocator_if_made();
+  if (staged == nullptr && pinned != nullptr && pinned->holds(host))
     check(at.driver->cuStreamSynchronize(at.stream), "cuStreamSynchronize");
   if (plan.dst_stage) copy_kernel(at, dst, contiguous_at(target, dst, dst.dtype, dst.device));
 }
