@@ -50,9 +50,10 @@ endif()
 
 if(NOT OXMERA_CUDA_ENABLED)
   message(STATUS "oxmera: CUDA off: ${OXMERA_CUDA_REASON}")
-  # On the one file that needs it: the library's other files keep the commands (and compiler
+  # On the two files that need it: the library's other files keep the commands (and compiler
   # cache entries) of every build.
-  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/backend/cuda/off/cuda_off.cpp PROPERTIES
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/backend/cuda/off/cuda_off.cpp
+                              ${PROJECT_SOURCE_DIR}/src/distributed/nccl/nccl_off.cpp PROPERTIES
                               COMPILE_DEFINITIONS "OXMERA_CUDA_REASON=\"${OXMERA_CUDA_REASON}\"")
   return()
 endif()

@@ -169,6 +169,9 @@ class Backend {
   virtual BackendInfo info() const = 0;
   virtual int device_count() const = 0;
   virtual Allocator& allocator(int device_index) = 0;
+  // Page-locked host memory that copies with this backend's devices run from asynchronously
+  // (what a non-blocking copy to the host writes into); nullptr where there is none.
+  virtual Allocator* pinned_host_allocator() { return nullptr; }
   // Returns when every primitive called so far on the device has finished, and raises the
   // first check a kernel failed there since the last synchronizing call (kernel_check.h). A
   // copy to the host synchronizes likewise: it returns when the host data is valid.

@@ -65,6 +65,7 @@ class ForwardingBackend : public Backend {
   BackendInfo info() const override { return inner_->info(); }
   int device_count() const override { return inner_->device_count(); }
   Allocator& allocator(int device_index) override { return inner_->allocator(device_index); }
+  Allocator* pinned_host_allocator() override { return inner_->pinned_host_allocator(); }
   void synchronize(int device_index) override {
     hook_("synchronize", [&] { inner_->synchronize(device_index); });
   }

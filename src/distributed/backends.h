@@ -21,7 +21,7 @@ struct GroupSpec {
 };
 
 ProcessGroupPtr make_gloo_group(const GroupSpec& spec);
-// NCCL, for CUDA tensors (src/backend/cuda/nccl_group.cpp; a Backend error in a build without
+// NCCL, for CUDA tensors (src/distributed/nccl/nccl_group.cpp; a Backend error in a build without
 // CUDA or <nccl.h>). Why it cannot be used here ("" when it can): CUDA's reason, or NCCL's load.
 std::string nccl_unavailable_reason();
 ProcessGroupPtr make_nccl_group(const GroupSpec& spec);

@@ -90,14 +90,16 @@ Tensor SyncBatchNormImpl::forward(const Tensor& input) {
 
   if (options.track_running_stats) {
     NoGradGuard no_grad;
-    // Without a momentum: the average of every batch seen, 1 / (batches + 1).
-    const Tensor momentum = options.momentum
-                                ? full({}, *options.momentum, {.dtype = kF64, .device = x.device()})
-                                : reciprocal(num_batches_tracked.to(kF64) + 1);
     const DType dt = running_mean.dtype();
-    running_mean.mul_((1 - momentum).to(dt)).add_(mean.detach().to(dt) * momentum.to(dt));
-    running_var.mul_((1 - momentum).to(dt))
-        .add_(var.detach().to(dt) * (momentum * count / (count - 1)).to(dt));
+    const auto update = [&](const auto& momentum) {  // a double, or a 0-d tensor of dt
+      running_mean.mul_(1 - momentum).add_(mean.detach().to(dt) * momentum);
+      running_var.mul_(1 - momentum)
+          .add_(var.detach().to(dt) * (momentum * count / (count - 1)).to(dt));
+    };
+    if (options.momentum)
+      update(*options.momentum);
+    else  // the average of every batch seen: 1 / (batches + 1), without reading the count
+      update(reciprocal(num_batches_tracked.to(kF64) + 1).to(dt));
     num_batches_tracked.add_(1);
   }
   return out.to(input.dtype());

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "autograd/record.h"
-#include "backend/cuda/memory.h"
 #include "oxmera/cuda.h"
 #include "oxmera/tensor.h"
 #include "tensor/tensor_impl.h"
@@ -310,6 +309,21 @@ Tensor Tensor::clone() const {
   return out;
 }
 
+namespace {
+
+// An uninitialized contiguous CPU tensor in the page-locked memory of `device`'s backend.
+Tensor empty_pinned_for(Device device, const Shape& shape, DType dtype) {
+  Allocator* pinned = backend_for(device, "to").pinned_host_allocator();
+  OX_CHECK(pinned != nullptr, Internal, "to", "the backend of ", device, " has no pinned memory");
+  int64_t numel = 1;
+  for (const int64_t n : shape) numel *= n;
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(numel) * dtype_size(dtype),
+                                           Device::cpu(), *pinned);
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), Layout::contiguous(shape), dtype));
+}
+
+}  // namespace
+
 Tensor Tensor::to(DType dt) const { return to(device(), dt); }
 Tensor Tensor::to(Device d) const { return to(d, dtype(), ToOptions{}); }
 Tensor Tensor::to(Device d, DType dt) const { return to(d, dt, ToOptions{}); }
@@ -324,7 +338,7 @@ Tensor Tensor::to(Device d, DType dt, ToOptions options) const {
   const bool to_device = from.is_cpu() && d.type() == DeviceType::CUDA;
   const bool async = options.non_blocking && cuda::is_available() &&
                      (to_host || (to_device && cuda::is_pinned(*this)));
-  Tensor out = async && to_host ? cuda::detail::empty_pinned(impl.layout().shape, dt)
+  Tensor out = async && to_host ? empty_pinned_for(from, impl.layout().shape, dt)
                                 : make_empty(impl.layout().shape, dt, d, "to");
   if (async) {
     const Device device = to_host ? from : d;

@@ -2,10 +2,12 @@
 // update their running statistics as BatchNorm does on the whole batch in one process.
 
 #include <gtest/gtest.h>
+
 #include <oxmera/nn/sync_batchnorm.h>
 #include <oxmera/oxmera.h>
 
 #include <cmath>
+#include <optional>
 
 #include "ranks.h"
 #include "test_util.h"
@@ -25,7 +27,9 @@ double max_abs_diff(const ox::Tensor& a, const ox::Tensor& b) {
 // Rank r holds rows [first(r), first(r + 1)) of the whole batch: 2 and 5 rows for 2 ranks.
 int64_t first(int r) { return r * (r + 3) / 2; }
 
-void expect_matches_one_process(const ox::Shape& whole_shape, ox::DType dtype) {
+// momentum nullopt: the running statistics are the average of every batch seen.
+void expect_matches_one_process(const ox::Shape& whole_shape, ox::DType dtype,
+                                std::optional<double> momentum = 0.3) {
   const int rank = child_rank();
   const int64_t channels = whole_shape[1];
   ox::Generator gen(11);
@@ -36,9 +40,9 @@ void expect_matches_one_process(const ox::Shape& whole_shape, ox::DType dtype) {
   const int64_t begin = first(rank), rows = first(rank + 1) - begin;
   ASSERT_EQ(first(child_world()), whole_shape[0]);
 
-  nn::BatchNorm1d alone(channels, {.momentum = 0.3});  // BatchNorm1d: [N, C] and [N, C, L]
-  nn::BatchNorm2d alone2d(channels, {.momentum = 0.3});
-  nn::SyncBatchNorm synced(channels, {.momentum = 0.3});
+  nn::BatchNorm1d alone(channels, {.momentum = momentum});  // BatchNorm1d: [N, C] and [N, C, L]
+  nn::BatchNorm2d alone2d(channels, {.momentum = momentum});
+  nn::SyncBatchNorm synced(channels, {.momentum = momentum});
   for (nn::BatchNormImpl* bn : {static_cast<nn::BatchNormImpl*>(alone.get()),
                                 static_cast<nn::BatchNormImpl*>(alone2d.get()),
                                 static_cast<nn::BatchNormImpl*>(synced.get())}) {
@@ -90,6 +94,8 @@ DIST_CHILD(SyncBatchNormMatchesOneProcess) {
   expect_matches_one_process({5, 3, 4, 2}, ox::kF32);
   expect_matches_one_process({5, 4, 6}, ox::kF64);
   expect_matches_one_process({5, 2}, ox::kF32);
+  expect_matches_one_process({5, 3, 4, 2}, ox::kF32, std::nullopt);
+  expect_matches_one_process({5, 2}, ox::kF64, std::nullopt);
   dist::destroy_process_group();
 }
 

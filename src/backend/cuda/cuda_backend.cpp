@@ -18,6 +18,7 @@ BackendInfo CudaBackend::info() const { return runtime_report(); }
 int CudaBackend::device_count() const { return driver_state().device_count; }
 
 Allocator& CudaBackend::allocator(int device_index) { return device_allocator(device_index); }
+Allocator* CudaBackend::pinned_host_allocator() { return &pinned_allocator(); }
 
 void CudaBackend::synchronize(int device_index) {
   const DeviceContext at = enter(device_index);

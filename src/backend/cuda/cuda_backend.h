@@ -14,6 +14,7 @@ class CudaBackend final : public Backend {
   BackendInfo info() const override;
   int device_count() const override;
   Allocator& allocator(int device_index) override;
+  Allocator* pinned_host_allocator() override;
   void synchronize(int device_index) override;
   // Non-blocking copies of contiguous bytes between pinned memory and the device, else the
   // blocking copy below.

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 
-#include "backend/cpu/kernels.h"
 #include "backend/cuda/copy_plan.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/driver.h"
@@ -104,6 +103,11 @@ void copy_on_device(const StridedArray& dst, const StridedArray& src, const Copy
   copy_kernel(at, dst, src);
 }
 
+// A strided copy between host arrays (staging), by the CPU backend through the registry.
+void host_copy(const StridedArray& dst, const StridedArray& src) {
+  backend_for(Device::cpu(), "copy").copy(dst, src, /*non_blocking=*/false);
+}
+
 // CPU -> CUDA. Pageable source memory has been consumed when cuMemcpyHtoDAsync returns; from
 // page-locked memory (the pinned allocator's) the copy is asynchronous, so the stream is
 // synchronized then, and only then (the caller may overwrite or free the source as soon as copy
@@ -115,7 +119,7 @@ void upload(const StridedArray& dst, const StridedArray& src, const CopyPlan& pl
   const void* host = src.data;
   if (plan.src_stage) {  // contiguous, of dst's dtype, on the host (pageable)
     staged.reset(new unsigned char[bytes]);
-    cpu::copy(contiguous_at(staged.get(), dst, dst.dtype, Device::cpu()), src);
+    host_copy(contiguous_at(staged.get(), dst, dst.dtype, Device::cpu()), src);
     host = staged.get();
   }
   std::optional<DeviceBuffer> buffer;
@@ -151,7 +155,7 @@ void download(const StridedArray& dst, const StridedArray& src, const CopyPlan& 
   check(at.driver->cuMemcpyDtoHAsync(target, dptr(from), bytes, at.stream), "cuMemcpyDtoHAsync");
   check(at.driver->cuStreamSynchronize(at.stream), "cuStreamSynchronize");
   raise_reported_check(at.device);
-  if (plan.dst_stage) cpu::copy(dst, contiguous_at(target, dst, dst.dtype, Device::cpu()));
+  if (plan.dst_stage) host_copy(dst, contiguous_at(target, dst, dst.dtype, Device::cpu()));
 }
 
 // CUDA i -> CUDA j: the bytes move with cuMemcpyPeerAsync on j's stream once i's stream has

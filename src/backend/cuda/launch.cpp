@@ -7,10 +7,10 @@
 #include <mutex>
 #include <vector>
 
-#include "backend/cpu/convert.h"
 #include "backend/cuda/driver.h"
 #include "backend/cuda/memory.h"
 #include "backend/cuda/module.h"
+#include "core/convert.h"
 #include "core/dispatch.h"
 #include "oxmera/core/error.h"
 #include "oxmera/cuda.h"
@@ -168,7 +168,7 @@ void raise_reported_check(int device) {
 
 uint64_t scalar_bits(const Scalar& value, DType dtype) {
   return dispatch_dtype(dtype, [&]<class T>() {
-    const T v = cpu::scalar_as<T>(value);
+    const T v = elementwise::scalar_as<T>(value);
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof(T));
     return bits;

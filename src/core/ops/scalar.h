@@ -2,7 +2,7 @@
 // Scalar arithmetic every backend must do alike: integer operations that wrap modulo 2^bits
 // (undefined behaviour in plain C++), and conversion between arithmetic types with float to
 // integer defined for every input, as PyTorch gives on x86. Shared by the CPU's kernels
-// (backend/cpu/convert.h, elementwise.h) and, through OX_HOST_DEVICE, by device code.
+// (core/convert.h, backend/cpu/elementwise.h) and, through OX_HOST_DEVICE, by device code.
 
 #include <cstdint>
 #include <limits>

@@ -1,27 +1,23 @@
 #pragma once
 // Element conversion for the elementwise and copy kernels, as the CPU backend converts
-// (backend/cpu/convert.h): 16-bit floats load as f32 and store rounded as oxmera/core/half.h
+// (core/convert.h): 16-bit floats load as f32 and store rounded as oxmera/core/half.h
 // rounds, to bool is `!= 0`, float to integer truncates as x86 does (core/ops/scalar.h's
-// convert_number), everything else is static_cast. Plain OX_HOST_DEVICE code with its own
+// convert_number), everything else is static_cast. Plain OX_HOST_DEVICE code over storage.cuh's
 // storage types, so that the host tests (tests/backend/cuda_elementwise_test.cpp) compare it
 // with the CPU's convert for every pair of dtypes.
 
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/cuda/kernels/storage.cuh"
 #include "core/host_device.h"
 #include "core/ops/scalar.h"
 #include "oxmera/core/half.h"
 
 namespace ox::cuda::kernels::ew {
 
-// Storage types of the 16-bit floats: their bits.
-struct F16 {
-  uint16_t bits;
-};
-struct BF16 {
-  uint16_t bits;
-};
+using kernels::BF16;  // storage.cuh
+using kernels::F16;
 
 // The type arithmetic runs in: f32 for the 16-bit floats, the storage type otherwise.
 template <class T>

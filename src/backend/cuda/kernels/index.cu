@@ -120,18 +120,18 @@ OX_SCATTER_KEYS(8, i32, int32_t)
 // update, amax/amin: a NaN coming in wins and one already there stays.
 template <class T>
 __device__ inline auto compute(T v) {
-  if constexpr (std::is_same_v<T, HalfBits>)
+  if constexpr (std::is_same_v<T, F16>)
     return ox::detail::half_bits_to_float(v.bits);
-  else if constexpr (std::is_same_v<T, BFloat16Bits>)
+  else if constexpr (std::is_same_v<T, BF16>)
     return ox::detail::bfloat16_bits_to_float(v.bits);
   else
     return v;
 }
 template <class T, class C>
 __device__ inline T store(C v) {
-  if constexpr (std::is_same_v<T, HalfBits>)
+  if constexpr (std::is_same_v<T, F16>)
     return {ox::detail::float_to_half_bits(v)};
-  else if constexpr (std::is_same_v<T, BFloat16Bits>)
+  else if constexpr (std::is_same_v<T, BF16>)
     return {ox::detail::float_to_bfloat16_bits(v)};
   else
     return v;

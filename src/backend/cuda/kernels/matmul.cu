@@ -26,11 +26,11 @@ struct AccOf {
   using type = T;  // f32, f64
 };
 template <>
-struct AccOf<HalfBits> {
+struct AccOf<F16> {
   using type = float;
 };
 template <>
-struct AccOf<BFloat16Bits> {
+struct AccOf<BF16> {
   using type = float;
 };
 template <>
@@ -56,9 +56,9 @@ struct AccOf<uint8_t> {
 
 template <class A, class T>
 __device__ inline A load(T v) {
-  if constexpr (std::is_same_v<T, HalfBits>)
+  if constexpr (std::is_same_v<T, F16>)
     return ox::detail::half_bits_to_float(v.bits);
-  else if constexpr (std::is_same_v<T, BFloat16Bits>)
+  else if constexpr (std::is_same_v<T, BF16>)
     return ox::detail::bfloat16_bits_to_float(v.bits);
   else
     return static_cast<A>(v);  // integers: sign-extended, then modulo 2^bits of A
@@ -66,9 +66,9 @@ __device__ inline A load(T v) {
 
 template <class T, class A>
 __device__ inline T store(A v) {
-  if constexpr (std::is_same_v<T, HalfBits>)
+  if constexpr (std::is_same_v<T, F16>)
     return {ox::detail::float_to_half_bits(v)};
-  else if constexpr (std::is_same_v<T, BFloat16Bits>)
+  else if constexpr (std::is_same_v<T, BF16>)
     return {ox::detail::float_to_bfloat16_bits(v)};
   else
     return static_cast<T>(v);  // integers: the low bits (modular)
@@ -142,8 +142,8 @@ __device__ inline void tiled(T* __restrict__ c, const T* __restrict__ a, const T
   }
 OX_TILED(f32, float)
 OX_TILED(f64, double)
-OX_TILED(f16, HalfBits)
-OX_TILED(bf16, BFloat16Bits)
+OX_TILED(f16, F16)
+OX_TILED(bf16, BF16)
 OX_TILED(i64, int64_t)
 OX_TILED(i32, int32_t)
 OX_TILED(i16, int16_t)

@@ -43,9 +43,9 @@ using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 template <class T>
 __device__ inline compute_t<T> load(const T* p, int64_t i) {
-  if constexpr (std::is_same_v<T, HalfBits>) {
+  if constexpr (std::is_same_v<T, F16>) {
     return ox::detail::half_bits_to_float(p[i].bits);
-  } else if constexpr (std::is_same_v<T, BFloat16Bits>) {
+  } else if constexpr (std::is_same_v<T, BF16>) {
     return ox::detail::bfloat16_bits_to_float(p[i].bits);
   } else {
     return p[i];

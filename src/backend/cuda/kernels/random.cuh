@@ -1,8 +1,9 @@
 #pragma once
 // The value of one element of a random draw (Backend::random, bernoulli), as the CPU backend
 // computes it (src/backend/cpu/random.cpp): element i reads lane i % per of Philox block
-// first + i / per (core/philox.h), then converts as cpu/convert.h does. Plain C++ outside nvcc,
-// so tests/backend/cuda_random_test.cpp checks these very functions against the CPU backend.
+// first + i / per (core/philox.h), then converts as core/convert.h does (storage.cuh). Plain C++
+// outside nvcc, so tests/backend/cuda_random_test.cpp checks these very functions against the CPU
+// backend.
 //
 // Arithmetic that the CPU does as a separate multiply and add (x86-64 without FMA) is written
 // with mul/add below: nvcc would otherwise contract a + s * u into one fused multiply-add,
@@ -13,19 +14,19 @@
 #include <limits>
 #include <type_traits>
 
+#include "backend/cuda/kernels/storage.cuh"
 #include "core/host_device.h"
 #include "core/philox.h"
 #include "oxmera/core/half.h"
 
 namespace ox::cuda::kernels::rng {
 
-// 16-bit floats as stored: their bits.
-struct F16 {
-  uint16_t bits;
-};
-struct BF16 {
-  uint16_t bits;
-};
+// The shared storage types and conversions (storage.cuh), by the names this file's users give.
+using kernels::BF16;
+using kernels::F16;
+using kernels::from_double;
+using kernels::from_int64;
+using kernels::to_double;
 
 OX_HOST_DEVICE inline double mul(double x, double y) {
 #ifdef __CUDA_ARCH__
@@ -40,62 +41,6 @@ OX_HOST_DEVICE inline double add(double x, double y) {
 #else
   return x + y;
 #endif
-}
-
-// CVTTSx2SI of width I: v truncated toward zero when that fits I, else I's minimum.
-template <class I, class F>
-OX_HOST_DEVICE inline I truncate_like_x86(F v) {
-  constexpr F lo = static_cast<F>(std::numeric_limits<I>::min());  // -2^(w-1), exact
-  constexpr F hi = -lo;
-  if (v >= lo && v < hi) return static_cast<I>(v);
-  return std::numeric_limits<I>::min();
-}
-
-// A double as storage type T, as cpu::convert<T>(double). (convert<T>(float f) equals
-// convert<T>(double(f)) for every T: the float widens exactly.)
-template <class T>
-OX_HOST_DEVICE inline T from_double(double v) {
-  if constexpr (std::is_same_v<T, double>) {
-    return v;
-  } else if constexpr (std::is_same_v<T, float>) {
-    return static_cast<float>(v);
-  } else if constexpr (std::is_same_v<T, F16>) {
-    return {ox::detail::float_to_half_bits(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, BF16>) {
-    return {ox::detail::float_to_bfloat16_bits(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v != 0.0;
-  } else if constexpr (sizeof(T) == 8 || std::is_unsigned_v<T>) {
-    return static_cast<T>(truncate_like_x86<int64_t>(v));  // u8: the low byte of the i64
-  } else {
-    return static_cast<T>(truncate_like_x86<int32_t>(v));  // modular narrowing
-  }
-}
-
-// An i64 as storage type T, as cpu::convert<T>(int64_t).
-template <class T>
-OX_HOST_DEVICE inline T from_int64(int64_t v) {
-  if constexpr (std::is_same_v<T, F16>) {
-    return {ox::detail::float_to_half_bits(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, BF16>) {
-    return {ox::detail::float_to_bfloat16_bits(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-// Storage type T as a double, as cpu::convert<double>(T).
-template <class T>
-OX_HOST_DEVICE inline double to_double(T v) {
-  if constexpr (std::is_same_v<T, F16>) {
-    return double(ox::detail::half_bits_to_float(v.bits));
-  } else if constexpr (std::is_same_v<T, BF16>) {
-    return double(ox::detail::bfloat16_bits_to_float(v.bits));
-  } else {
-    return static_cast<double>(v);
-  }
 }
 
 template <class F, class U>

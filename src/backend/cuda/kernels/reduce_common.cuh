@@ -173,11 +173,11 @@ struct ComputeOf {
   using type = T;
 };
 template <>
-struct ComputeOf<HalfBits> {
+struct ComputeOf<F16> {
   using type = float;
 };
 template <>
-struct ComputeOf<BFloat16Bits> {
+struct ComputeOf<BF16> {
   using type = float;
 };
 // The type arithmetic on storage type T is done in (core/dispatch.h's compute_t).
@@ -186,9 +186,9 @@ using compute_of = typename ComputeOf<T>::type;
 
 template <class T>
 __device__ inline compute_of<T> load_compute(const T* p) {
-  if constexpr (std::is_same_v<T, HalfBits>) {
+  if constexpr (std::is_same_v<T, F16>) {
     return ox::detail::half_bits_to_float(p->bits);
-  } else if constexpr (std::is_same_v<T, BFloat16Bits>) {
+  } else if constexpr (std::is_same_v<T, BF16>) {
     return ox::detail::bfloat16_bits_to_float(p->bits);
   } else {
     return *p;

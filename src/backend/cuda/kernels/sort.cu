@@ -119,9 +119,9 @@ __device__ inline uint64_t sort_key(T v) {
     return f32_key(__float_as_uint(v));
   else if constexpr (std::is_same_v<T, double>)
     return f64_key(uint64_t(__double_as_longlong(v)));
-  else if constexpr (std::is_same_v<T, HalfBits>)
+  else if constexpr (std::is_same_v<T, F16>)
     return f16_key(v.bits);
-  else if constexpr (std::is_same_v<T, BFloat16Bits>)
+  else if constexpr (std::is_same_v<T, BF16>)
     return bf16_key(v.bits);
   else
     return int_key<T>(v);
@@ -129,9 +129,9 @@ __device__ inline uint64_t sort_key(T v) {
 
 template <class T>
 __device__ inline bool is_nan(T v) {
-  if constexpr (std::is_same_v<T, HalfBits>)
+  if constexpr (std::is_same_v<T, F16>)
     return (v.bits & 0x7fff) > kInfF16;
-  else if constexpr (std::is_same_v<T, BFloat16Bits>)
+  else if constexpr (std::is_same_v<T, BF16>)
     return (v.bits & 0x7fff) > kInfBF16;
   else
     return v != v;

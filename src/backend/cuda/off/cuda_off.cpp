@@ -85,13 +85,3 @@ BackendInfo runtime_report() {
 std::unique_ptr<Backend> make_backend() { return nullptr; }
 
 }  // namespace ox::cuda::detail
-
-namespace ox::distributed::detail {
-
-std::string nccl_unavailable_reason() { return OXMERA_CUDA_REASON; }
-std::string describe_nccl_library(const std::string&) { return OXMERA_CUDA_REASON; }
-ProcessGroupPtr make_nccl_group(const GroupSpec&) {
-  OX_FAIL(Backend, "init_process_group", "the nccl backend is not available: ", OXMERA_CUDA_REASON);
-}
-
-}  // namespace ox::distributed::detail
