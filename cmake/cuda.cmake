@@ -158,7 +158,8 @@ set(OXMERA_CUDA_KERNEL_CACHE "${kernel_cache}" CACHE PATH
     "Where compiled CUDA kernel families are kept by their stamps (empty: nowhere)")
 # Outside generated/, whose headers are installed.
 set(OXMERA_CUDA_GEN ${PROJECT_BINARY_DIR}/cuda-kernels)
-set(OXMERA_NVCC_FLAGS -std=c++20 --expt-relaxed-constexpr -O3 -Isrc -Iinclude)
+# Every nvcc warning is an error, as -Werror is for the C++ (the families compile without one).
+set(OXMERA_NVCC_FLAGS -std=c++20 --expt-relaxed-constexpr -O3 -Werror all-warnings -Isrc -Iinclude)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/cuda_settings.cmake.in ${OXMERA_CUDA_GEN}/settings.cmake
                @ONLY)
 
