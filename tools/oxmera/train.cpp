@@ -28,6 +28,7 @@
 
 #include "checks.h"
 #include "commands.h"
+#include "pending_steps.h"
 #include "precision.h"
 #include "progress.h"
 #include "recipes.h"
@@ -434,41 +435,6 @@ void flush_logs(Run& run) {
   if (run.tensorboard) run.tensorboard->flush();
 }
 
-// A step whose loss and gradient norms are still where they were computed (the device).
-struct PendingStep {
-  StepInfo info = {};
-  ox::Tensor loss = {};   // 0-d
-  ox::Tensor norms = {};  // f64 [parameters with a gradient], when the view or logs want them
-  std::vector<std::string> names = {};  // their parameters
-};
-
-// Each parameter's gradient norm, on the gradients' device (names: the parameters').
-ox::Tensor gradient_norms(const ox::TensorDict& named, std::vector<std::string>& names) {
-  ox::NoGradGuard no_grad;
-  std::vector<ox::Tensor> norms;
-  for (const auto& [name, param] : named) {
-    if (!param.grad().defined()) continue;
-    names.push_back(name);
-    norms.push_back(param.grad().norm().to(ox::kF64).reshape({1}));
-  }
-  return norms.empty() ? ox::Tensor() : ox::cat(norms);
-}
-
-// `values` as the view shows them: largest first, and the global norm (of all of them).
-std::vector<std::pair<std::string, double>> layer_norms(const std::vector<std::string>& names,
-                                                        const double* values, double& global) {
-  std::vector<std::pair<std::string, double>> out;
-  double squares = 0;
-  for (size_t i = 0; i < names.size(); ++i) {
-    squares += values[i] * values[i];
-    out.emplace_back(names[i], values[i]);
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  global = std::sqrt(squares);
-  return out;
-}
-
 // With --ddp every rank stops after the same step, when any was asked to (a signal reaches
 // the ranks at different moments), so rank 0's checkpoint is where all of them are.
 Stop agreed_stop(const Run& run, Stop local) {
@@ -631,24 +597,11 @@ int train(Run& run) {
   // logs in order, so that a step on a GPU never waits for it. The count, not a clock, decides,
   // so that --ddp ranks read (and agree on a non-finite loss) after the same steps.
   constexpr size_t kReadEvery = 16;
-  std::vector<PendingStep> pending;
+  PendingSteps pending;
   StepInfo last;                   // the last step read
   std::optional<StepInfo> bad;     // the first whose loss was not finite
   const auto read_pending = [&] {  // true when every loss read was finite
-    if (pending.empty()) return !bad;
-    std::vector<ox::Tensor> parts;
-    for (const PendingStep& p : pending) parts.push_back(p.loss.detach().to(ox::kF64).reshape({1}));
-    for (const PendingStep& p : pending)
-      if (p.norms.defined()) parts.push_back(p.norms);
-    const std::vector<double> values = ox::cat(parts).to_vector<double>();
-    size_t next_norm = pending.size();
-    for (size_t i = 0; i < pending.size(); ++i) {
-      StepInfo& info = pending[i].info;
-      info.loss = values[i];
-      if (pending[i].norms.defined()) {
-        info.layer_norms = layer_norms(pending[i].names, &values[next_norm], info.grad_norm);
-        next_norm += pending[i].names.size();
-      }
+    pending.read([&](StepInfo& info) {
       view->step(info);
       if (run.log)
         run.log->log_step({.step = info.step,
@@ -663,8 +616,7 @@ int train(Run& run) {
             {{"loss", info.loss}, {"lr", info.lr}, {"grad_norm", info.grad_norm}}, info.step);
       if (!bad && !std::isfinite(info.loss) && !config.allow_nonfinite) bad = info;
       last = std::move(info);
-    }
-    pending.clear();
+    });
     return !bad;
   };
   std::optional<Evaluation> result;
@@ -687,17 +639,15 @@ int train(Run& run) {
       }
       run.scaler->scale(loss).backward();
       run.scaler->unscale_(*run.optimizer);  // the norms below, and the step, see true gradients
-      PendingStep step{.info = {.step = run.step + 1,
-                                .epoch = run.epoch,
-                                .samples = batch.data.size(0),
-                                .lr = run.optimizer->get_lr(0)},
-                       .loss = loss.detach()};
-      if (norms) step.norms = gradient_norms(named, step.names);
+      pending.add({.step = run.step + 1,
+                   .epoch = run.epoch,
+                   .samples = batch.data.size(0),
+                   .lr = run.optimizer->get_lr(0)},
+                  loss, norms ? &named : nullptr);
       run.scaler->step(*run.optimizer);  // skipped when a scaled gradient overflowed
       run.scaler->update();
       if (run.scheduler) run.scheduler->step();
       ++run.step;
-      pending.push_back(std::move(step));
       const bool read = pending.size() >= kReadEvery;
       Stop local = check_stop(*view);
       if (read) local.nonfinite = !read_pending();
