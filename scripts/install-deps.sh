@@ -11,6 +11,7 @@ set -euo pipefail
 build=(
   build-essential cmake ninja-build ccache pkg-config git
   libopenblas-openmp-dev libhwy-dev nlohmann-json3-dev libcli11-dev libncurses-dev zlib1g-dev
+  libpcre2-dev libutf8proc-dev
   libgloo-dev libopenmpi-dev openmpi-bin
   # configured with the build (tests are targets of the same tree): small
   libgtest-dev libgmock-dev libvterm-dev
