@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Writes the model fixtures of tests/models/ into tests/models/fixtures/. Run once, by hand, with
+transformers from PyPI over Debian's python3-torch (verification tooling only):
+
+    apt-get install python3-torch && pip install "transformers>=4.44,<4.46"
+    /usr/bin/python3 scripts/make-model-fixtures.py
+
+CI does not need Python: the files are committed. Each folder is a tiny randomly initialized
+model as transformers' save_pretrained writes it (config.json, model.safetensors), and
+`expected.json`: the input ids of two rows and the logits transformers computes for them in
+f32. Variants: `gpt2_sharded` (model.safetensors.index.json and its shards), `gpt2_bin`
+(pytorch_model.bin), `llama_bf16` (bf16 weights).
+"""
+
+import json
+import os
+
+import torch
+from transformers import (GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM,
+                          MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM)
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models", "fixtures")
+VOCAB = 64
+IDS = [[5, 17, 3, 42, 8, 8, 61, 0, 29, 11], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]]
+
+COMMON = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+
+MODELS = {
+    "gpt2": lambda: GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB, n_positions=32, n_embd=32,
+                                               n_layer=2, n_head=4)),
+    "llama": lambda: LlamaForCausalLM(LlamaConfig(
+        **COMMON, rope_theta=500000.0, tie_word_embeddings=False,
+        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0, "original_max_position_embeddings": 16})),
+    "llama_linear_rope": lambda: LlamaForCausalLM(LlamaConfig(
+        **COMMON, attention_bias=True, rope_scaling={"type": "linear", "factor": 2.0})),
+    "mistral": lambda: MistralForCausalLM(MistralConfig(**COMMON, sliding_window=4)),
+    "qwen2": lambda: Qwen2ForCausalLM(Qwen2Config(**COMMON, tie_word_embeddings=True)),
+}
+
+
+def write(name, model, **save):
+    folder = os.path.join(OUT, name)
+    os.makedirs(folder, exist_ok=True)
+    model.save_pretrained(folder, **save)
+    for extra in ("generation_config.json",):
+        path = os.path.join(folder, extra)
+        if os.path.exists(path):
+            os.remove(path)
+    with torch.no_grad():
+        logits = model.float()(torch.tensor(IDS)).logits
+    with open(os.path.join(folder, "expected.json"), "w") as f:
+        json.dump({"input_ids": IDS, "shape": list(logits.shape),
+                   "logits": [round(float(x), 7) for x in logits.flatten()]}, f)
+
+
+def main():
+    for name, make in MODELS.items():
+        torch.manual_seed(0)
+        model = make().eval()
+        write(name, model)
+        if name == "gpt2":
+            write("gpt2_sharded", model, max_shard_size="40KB")
+            write("gpt2_bin", model, safe_serialization=False)
+        if name == "llama":
+            write("llama_bf16", model.to(torch.bfloat16))
+    print("wrote", sorted(os.listdir(OUT)))
+
+
+if __name__ == "__main__":
+    main()

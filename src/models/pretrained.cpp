@@ -1,0 +1,233 @@
+// Opening a Hugging Face folder: config.json, the weight files, the architecture by model_type,
+// and the checks that every weight has its place.
+
+#include "models/pretrained.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "oxmera/core/error.h"
+#include "oxmera/io/pytorch.h"
+#include "oxmera/io/safetensors.h"
+#include "oxmera/nn/functional.h"
+#include "oxmera/nn/init.h"
+#include "oxmera/ops.h"
+
+namespace ox::models {
+namespace {
+
+constexpr const char* kOp = "from_pretrained";
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  OX_CHECK(in, Io, kOp, "cannot open ", path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    // Depth-limited by nlohmann's own parse of a few hundred bytes of configuration: a config
+    // nested deeper than it could hold is not one.
+    auto parsed = nlohmann::json::parse(text.str());
+    OX_CHECK(parsed.is_object(), Format, kOp, path.string(), " is not a JSON object");
+    return parsed;
+  } catch (const nlohmann::json::exception& e) {
+    OX_FAIL(Format, kOp, path.string(), " is not valid JSON: ", e.what());
+  }
+}
+
+}  // namespace
+
+Config Config::read(const std::filesystem::path& dir) {
+  std::error_code ec;
+  OX_CHECK(std::filesystem::is_directory(dir, ec), Io, kOp, dir.string(), " is not a folder");
+  const auto path = dir / "config.json";
+  OX_CHECK(std::filesystem::exists(path, ec), Io, kOp, dir.string(),
+           " has no config.json (a Hugging Face model folder has one)");
+  Config config;
+  config.json_ = read_json(path);
+  config.path_ = path.string();
+  return config;
+}
+
+const nlohmann::json* Config::find(const char* key) const {
+  const auto it = json_.find(key);
+  return it == json_.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string Config::model_type() const {
+  const auto type = string("model_type");
+  OX_CHECK(type, Format, kOp, path_, " has no \"model_type\"");
+  return *type;
+}
+
+int64_t Config::integer(const char* key, std::optional<int64_t> fallback) const {
+  const nlohmann::json* value = find(key);
+  if (!value) {
+    OX_CHECK(fallback, Format, kOp, path_, " has no \"", key, "\"");
+    return *fallback;
+  }
+  OX_CHECK(value->is_number_integer(), Format, kOp, path_, ": \"", key,
+           "\" is not an integer: ", value->dump());
+  return value->get<int64_t>();
+}
+
+double Config::number(const char* key, std::optional<double> fallback) const {
+  const nlohmann::json* value = find(key);
+  if (!value) {
+    OX_CHECK(fallback, Format, kOp, path_, " has no \"", key, "\"");
+    return *fallback;
+  }
+  OX_CHECK(value->is_number(), Format, kOp, path_, ": \"", key,
+           "\" is not a number: ", value->dump());
+  return value->get<double>();
+}
+
+bool Config::boolean(const char* key, bool fallback) const {
+  const nlohmann::json* value = find(key);
+  if (!value) return fallback;
+  OX_CHECK(value->is_boolean(), Format, kOp, path_, ": \"", key, "\" is not true or false");
+  return value->get<bool>();
+}
+
+std::optional<std::string> Config::string(const char* key) const {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  OX_CHECK(value->is_string(), Format, kOp, path_, ": \"", key, "\" is not a string");
+  return value->get<std::string>();
+}
+
+TensorDict read_weights(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir / "model.safetensors", ec)) {
+    return load_safetensors((dir / "model.safetensors").string());
+  }
+  if (std::filesystem::exists(dir / "model.safetensors.index.json", ec)) {
+    const auto index_path = dir / "model.safetensors.index.json";
+    const nlohmann::json index = read_json(index_path);
+    const auto map = index.find("weight_map");
+    OX_CHECK(map != index.end() && map->is_object(), Format, kOp, index_path.string(),
+             " has no \"weight_map\" object");
+    std::map<std::string, std::vector<std::string>> by_shard;
+    for (const auto& [name, shard] : map->items()) {
+      OX_CHECK(shard.is_string(), Format, kOp, index_path.string(), ": the shard of \"", name,
+               "\" is not a file name");
+      const std::string file = shard.get<std::string>();
+      OX_CHECK(file.find('/') == std::string::npos && file != ".." && !file.empty(), Format, kOp,
+               index_path.string(), ": the shard \"", file, "\" is not a file of the folder");
+      by_shard[file].push_back(name);
+    }
+    TensorDict weights;
+    for (const auto& [file, names] : by_shard) {
+      OX_CHECK(std::filesystem::exists(dir / file, ec), Io, kOp, "the shard ", file, " named by ",
+               index_path.string(), " is missing");
+      const TensorDict shard = load_safetensors((dir / file).string());
+      for (const std::string& name : names) {
+        const Tensor* tensor = shard.find(name);
+        OX_CHECK(tensor, Format, kOp, index_path.string(), " puts \"", name, "\" in ", file,
+                 ", which does not hold it");
+        weights.insert(name, *tensor);
+      }
+    }
+    return weights;
+  }
+  if (std::filesystem::exists(dir / "pytorch_model.bin", ec)) {
+    return load_pytorch((dir / "pytorch_model.bin").string());
+  }
+  OX_FAIL(Io, kOp, dir.string(),
+          " has no weights: none of model.safetensors, model.safetensors.index.json, "
+          "pytorch_model.bin");
+}
+
+Conv1DImpl::Conv1DImpl(int64_t in, int64_t out) {
+  weight = register_parameter("weight", empty({in, out}));
+  bias = register_parameter("bias", zeros({out}));
+  nn::init::normal_(weight, 0.0, 0.02);  // Hugging Face's initializer_range default
+}
+
+Tensor Conv1DImpl::forward(const Tensor& x) const {
+  Shape shape(x.shape().begin(), x.shape().end() - 1);
+  shape.push_back(weight.size(1));
+  return addmm(bias, x.reshape({-1, x.size(-1)}), weight).view(shape);
+}
+
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t window) {
+  const int64_t heads = q.size(1), kv_heads = k.size(1);
+  Tensor keys = k, values = v;
+  if (kv_heads != heads) {  // grouped-query attention: each KV head serves heads / kv_heads
+    const int64_t group = heads / kv_heads;
+    const auto widen = [&](const Tensor& t) {
+      return t.unsqueeze(2)
+          .expand({t.size(0), kv_heads, group, t.size(2), t.size(3)})
+          .reshape({t.size(0), heads, t.size(2), t.size(3)});
+    };
+    keys = widen(k);
+    values = widen(v);
+  }
+  const int64_t t_len = q.size(2), s_len = keys.size(2);
+  if (t_len == s_len && (window <= 0 || window >= s_len)) {
+    return nn::functional::scaled_dot_product_attention(q, keys, values, {.is_causal = true});
+  }
+  // Query i sits at position s_len - t_len + i: it sees keys up to there, and only the last
+  // `window` of them when there is a window.
+  const auto options = ox::dtype(kI64).device(q.device());
+  const Tensor rows = (arange(t_len, options) + (s_len - t_len)).unsqueeze(1);
+  const Tensor cols = arange(s_len, options).unsqueeze(0);
+  Tensor mask = le(cols, rows);
+  if (window > 0) mask = logical_and(mask, gt(cols, rows - window));
+  return nn::functional::scaled_dot_product_attention(q, keys, values, {.attn_mask = mask});
+}
+
+std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::filesystem::path& dir,
+                                                                const PretrainedOptions& options) {
+  const Config config = Config::read(dir);
+  const std::string type = config.model_type();
+  std::shared_ptr<CausalLM> model;
+  if (type == "gpt2") {
+    model = make_gpt2(config);
+  } else if (type == "llama" || type == "mistral" || type == "qwen2") {
+    model = make_llama(config);
+  } else {
+    OX_FAIL(Value, kOp, config.where(), ": model_type \"", type,
+            "\" is not supported (gpt2, llama, mistral, qwen2)");
+  }
+  TensorDict weights = read_weights(dir);
+  // The floating dtype: as asked, else as stored (the first floating weight's).
+  std::optional<DType> dtype = options.dtype;
+  for (const auto& [name, tensor] : weights) {
+    if (!dtype && is_floating(tensor.dtype())) dtype = tensor.dtype();
+  }
+  if (dtype && *dtype != kF32) model->to(*dtype);
+  const TensorDict own = model->state_dict();
+  // Names as the files spell them: GPT-2's original files lack the "transformer." prefix.
+  TensorDict renamed;
+  for (auto& [name, tensor] : weights) {
+    std::string key = name;
+    if (!own.contains(key) && own.contains("transformer." + key)) key = "transformer." + key;
+    renamed.insert_or_assign(key, tensor);
+  }
+  const nn::LoadStateResult result = model->load_state_dict(renamed, /*strict=*/false);
+  // Buffers Hugging Face recomputes and old files still carry are not weights, and a tied
+  // output layer saved anyway (pytorch_model.bin files hold it) is the token embedding.
+  const auto ignorable = [](const std::string& name) {
+    return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") ||
+           name.ends_with("rotary_emb.inv_freq") || name == "lm_head.weight";
+  };
+  std::vector<std::string> unexpected;
+  for (const auto& name : result.unexpected_keys) {
+    if (!ignorable(name)) unexpected.push_back(name);
+  }
+  const auto names = [](const std::vector<std::string>& list) {
+    std::string out;
+    for (size_t i = 0; i < list.size() && i < 8; ++i) out += (i ? ", " : "") + list[i];
+    return list.size() > 8 ? out + ", ... (" + std::to_string(list.size()) + " in all)" : out;
+  };
+  OX_CHECK(result.missing_keys.empty(), Format, kOp, dir.string(), " lacks weights of its ", type,
+           " model: ", names(result.missing_keys));
+  OX_CHECK(unexpected.empty(), Format, kOp, dir.string(), " holds weights its ", type,
+           " model has no place for: ", names(unexpected));
+  if (options.device) model->to(*options.device);
+  model->train(false);
+  return model;
+}
+
+}  // namespace ox::models

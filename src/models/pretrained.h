@@ -1,0 +1,55 @@
+#pragma once
+// What every architecture shares: config.json, the weight files of a folder, and the layers
+// Hugging Face's models are made of that oxmera's nn does not have under their names.
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "oxmera/models.h"
+#include "oxmera/nn/module.h"
+#include "oxmera/ordered_dict.h"
+
+namespace ox::models {
+
+// config.json; a missing or mistyped field is an ErrorKind::Format error naming it.
+class Config {
+ public:
+  static Config read(const std::filesystem::path& dir);
+  std::string model_type() const;
+  int64_t integer(const char* key, std::optional<int64_t> fallback = std::nullopt) const;
+  double number(const char* key, std::optional<double> fallback = std::nullopt) const;
+  bool boolean(const char* key, bool fallback) const;
+  std::optional<std::string> string(const char* key) const;
+  const nlohmann::json* find(const char* key) const;  // nullptr when absent or null
+  const nlohmann::json& json() const { return json_; }
+  std::string where() const { return path_; }
+
+ private:
+  nlohmann::json json_;
+  std::string path_;
+};
+
+// Every weight of the folder by its name in the files.
+TensorDict read_weights(const std::filesystem::path& dir);
+
+// Hugging Face's Conv1D (GPT-2's layers): y = x @ weight + bias, weight [in, out].
+class Conv1DImpl : public nn::Module {
+ public:
+  Conv1DImpl(int64_t in, int64_t out);
+  Tensor forward(const Tensor& x) const;
+  Tensor weight, bias;
+};
+OX_MODULE(Conv1D);
+
+// The architectures (gpt2.cpp, llama.cpp).
+std::shared_ptr<CausalLM> make_gpt2(const Config& config);
+std::shared_ptr<CausalLM> make_llama(const Config& config);  // llama, mistral, qwen2
+
+// Causal (and, when window > 0, sliding-window) attention of q [B, H, T, D] over k and v
+// [B, KV, S, D] whose last T positions are q's, with KV heads shared by H / KV query heads.
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t window = 0);
+
+}  // namespace ox::models

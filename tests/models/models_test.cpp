@@ -1,0 +1,155 @@
+// Hugging Face folders (tests/models/fixtures, tiny random models written by transformers through
+// scripts/make-model-fixtures.py) opened by AutoModelForCausalLM: logits against transformers'
+// for the same ids; then folders broken on purpose.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "oxmera/core/error.h"
+#include "oxmera/models.h"
+#include "oxmera/ops.h"
+#include "test_paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ox::models::AutoModelForCausalLM;
+
+fs::path fixture(const std::string& name) {
+  return fs::path(oxtest::kSourceDir) / "tests" / "models" / "fixtures" / name;
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+void expect_logits_match(const std::string& name, const ox::models::PretrainedOptions& options) {
+  const auto model = AutoModelForCausalLM::from_pretrained(fixture(name), options);
+  const auto expected = read_json(fixture(name) / "expected.json");
+  std::vector<int64_t> ids;
+  for (const auto& row : expected["input_ids"])
+    for (const auto& id : row) ids.push_back(id.get<int64_t>());
+  const int64_t rows = int64_t(expected["input_ids"].size());
+  const ox::Tensor input = ox::tensor(ids, {rows, int64_t(ids.size()) / rows});
+  const ox::Tensor logits = model->forward(input).to(ox::kF32).contiguous();
+  const auto shape = expected["shape"].get<std::vector<int64_t>>();
+  ASSERT_EQ(logits.shape(), ox::Shape(shape));
+  const auto want = expected["logits"].get<std::vector<double>>();
+  const float* got = logits.data_ptr<float>();
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::abs(double(got[i]) - want[i]) > 1e-5 + 1e-4 * std::abs(want[i]) && ++bad <= 5) {
+      ADD_FAILURE() << name << " logit " << i << ": " << got[i] << ", transformers " << want[i];
+    }
+  }
+  EXPECT_EQ(bad, 0) << name;
+}
+
+TEST(PretrainedCausalLM, LogitsMatchTransformers) {
+  for (const char* name : {"gpt2", "llama", "llama_linear_rope", "mistral", "qwen2"}) {
+    SCOPED_TRACE(name);
+    expect_logits_match(name, {});
+  }
+}
+
+TEST(PretrainedCausalLM, ReadsShardsPickleFilesAndBf16Weights) {
+  expect_logits_match("gpt2_sharded", {});
+  expect_logits_match("gpt2_bin", {});
+  // Stored in bf16; transformers' logits are of those bf16 weights computed in f32.
+  expect_logits_match("llama_bf16", {.dtype = ox::kF32});
+  const auto kept = AutoModelForCausalLM::from_pretrained(fixture("llama_bf16"));
+  EXPECT_EQ(kept->state_dict().begin()->second.dtype(), ox::kBF16);
+}
+
+TEST(PretrainedCausalLM, StateDictKeepsHuggingFaceNames) {
+  const auto model = AutoModelForCausalLM::from_pretrained(fixture("qwen2"));
+  const auto state = model->state_dict();
+  EXPECT_TRUE(state.contains("model.layers.1.self_attn.q_proj.bias"));
+  EXPECT_FALSE(state.contains("model.layers.1.self_attn.o_proj.bias"));  // Qwen2: q, k, v only
+  EXPECT_FALSE(state.contains("lm_head.weight"));                        // tied
+  EXPECT_EQ(model->model_type(), "qwen2");
+  EXPECT_EQ(model->vocab_size(), 64);
+  const auto gpt2 = AutoModelForCausalLM::from_pretrained(fixture("gpt2"))->state_dict();
+  EXPECT_EQ(gpt2.find("transformer.h.0.attn.c_attn.weight")->shape(), ox::Shape({32, 96}));
+}
+
+class BrokenFolder : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("oxmera_broken_model_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::copy(fixture("gpt2_sharded"), dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void expect_error(ox::ErrorKind kind, const std::string& fragment) {
+    try {
+      AutoModelForCausalLM::from_pretrained(dir_);
+      ADD_FAILURE() << "no error; expected one containing \"" << fragment << "\"";
+    } catch (const ox::Error& e) {
+      EXPECT_EQ(e.kind(), kind) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  }
+  void edit_config(const std::function<void(nlohmann::json&)>& edit) {
+    auto config = read_json(dir_ / "config.json");
+    edit(config);
+    std::ofstream(dir_ / "config.json") << config.dump();
+  }
+  fs::path dir_;
+};
+
+TEST_F(BrokenFolder, NoConfig) {
+  fs::remove(dir_ / "config.json");
+  expect_error(ox::ErrorKind::Io, "has no config.json");
+}
+
+TEST_F(BrokenFolder, UnknownModelType) {
+  edit_config([](auto& c) { c["model_type"] = "t5"; });
+  expect_error(ox::ErrorKind::Value, "\"t5\" is not supported (gpt2, llama, mistral, qwen2)");
+}
+
+TEST_F(BrokenFolder, MistypedConfigField) {
+  edit_config([](auto& c) { c["n_layer"] = "two"; });
+  expect_error(ox::ErrorKind::Format, "\"n_layer\" is not an integer");
+}
+
+TEST_F(BrokenFolder, MissingShard) {
+  fs::remove(dir_ / "model-00002-of-00004.safetensors");
+  expect_error(ox::ErrorKind::Io, "model-00002-of-00004.safetensors");
+}
+
+TEST_F(BrokenFolder, TruncatedShard) {
+  fs::resize_file(dir_ / "model-00001-of-00004.safetensors", 100);
+  expect_error(ox::ErrorKind::Format, "model-00001-of-00004.safetensors");
+}
+
+TEST_F(BrokenFolder, MissingWeight) {
+  edit_config([](auto& c) { c["n_layer"] = 3; });  // the files hold two layers
+  expect_error(ox::ErrorKind::Format, "transformer.h.2.");
+}
+
+TEST_F(BrokenFolder, UnexpectedWeight) {
+  edit_config([](auto& c) { c["n_layer"] = 1; });
+  expect_error(ox::ErrorKind::Format, "no place for: transformer.h.1.");
+}
+
+TEST_F(BrokenFolder, MisshapedWeight) {
+  edit_config([](auto& c) { c["n_embd"] = 16; });
+  expect_error(ox::ErrorKind::Value, "shape mismatch");
+}
+
+TEST_F(BrokenFolder, NoWeights) {
+  for (const auto& entry : fs::directory_iterator(dir_))
+    if (entry.path().extension() == ".safetensors" || entry.path().extension() == ".json")
+      if (entry.path().filename() != "config.json") fs::remove(entry.path());
+  expect_error(ox::ErrorKind::Io, "has no weights");
+}
+
+}  // namespace
