@@ -8,7 +8,8 @@ transformers from PyPI over Debian's python3-torch (verification tooling only):
 CI does not need Python: the files are committed. Each folder is a tiny randomly initialized
 model as transformers' save_pretrained writes it (config.json, model.safetensors), and
 `expected.json`: the input ids of two rows and the logits transformers computes for them in
-f32. Variants: `gpt2_sharded` (model.safetensors.index.json and its shards), `gpt2_bin`
+f32; for the five base models also greedy generation from a prompt, and from two prompts of
+different lengths left-padded with an attention mask, token for token. Variants: `gpt2_sharded` (model.safetensors.index.json and its shards), `gpt2_bin`
 (pytorch_model.bin), `llama_bf16` (bf16 weights).
 """
 
@@ -40,7 +41,7 @@ MODELS = {
 }
 
 
-def write(name, model, **save):
+def write(name, model, generate=False, **save):
     folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
     model.save_pretrained(folder, **save)
@@ -50,16 +51,29 @@ def write(name, model, **save):
             os.remove(path)
     with torch.no_grad():
         logits = model.float()(torch.tensor(IDS)).logits
+    expected = {"input_ids": IDS, "shape": list(logits.shape),
+                "logits": [round(float(x), 7) for x in logits.flatten()]}
+    if generate:
+        prompt = torch.tensor([IDS[0][:6]])
+        out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=12,
+                             do_sample=False, pad_token_id=0)
+        expected["greedy"] = {"prompt": prompt.tolist(), "max_new_tokens": 12,
+                              "output": out.tolist()}
+        padded = torch.tensor([[0, 0, 0, 9, 4, 33], [12, 7, 50, 2, 19, 23]])
+        mask = torch.tensor([[0, 0, 0, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
+        out = model.generate(padded, attention_mask=mask, max_new_tokens=8, do_sample=False,
+                             pad_token_id=0)
+        expected["batched"] = {"input_ids": padded.tolist(), "attention_mask": mask.tolist(),
+                               "max_new_tokens": 8, "output": out.tolist()}
     with open(os.path.join(folder, "expected.json"), "w") as f:
-        json.dump({"input_ids": IDS, "shape": list(logits.shape),
-                   "logits": [round(float(x), 7) for x in logits.flatten()]}, f)
+        json.dump(expected, f)
 
 
 def main():
     for name, make in MODELS.items():
         torch.manual_seed(0)
         model = make().eval()
-        write(name, model)
+        write(name, model, generate=True)
         if name == "gpt2":
             write("gpt2_sharded", model, max_shard_size="40KB")
             write("gpt2_bin", model, safe_serialization=False)

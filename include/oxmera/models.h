@@ -5,9 +5,13 @@
 // that state_dict() and the files agree. docs/MODELS.md lists what is supported.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "oxmera/core/device.h"
 #include "oxmera/core/dtype.h"
@@ -23,13 +27,76 @@ struct PretrainedOptions {
   std::optional<DType> dtype = std::nullopt;    // floating weights as stored by default
 };
 
+// Keys and values of the positions a model has seen, per layer, in buffers of `capacity`
+// positions allocated at the first call (no copy as it grows); the next positions and, when an
+// attention mask was given, which past positions are padding. For one batch of sequences.
+class KVCache {
+ public:
+  explicit KVCache(int64_t capacity);
+  int64_t length() const { return length_; }  // positions held
+  int64_t capacity() const { return capacity_; }
+  void reset();
+
+  // For the models: writes a layer's new keys and values [B, KV heads, T, D] after the held
+  // ones and returns all of them; advance() once every layer has written.
+  std::pair<Tensor, Tensor> update(size_t layer, const Tensor& keys, const Tensor& values);
+  void advance(int64_t positions, Tensor next_position, Tensor key_mask);
+  const Tensor& next_position() const { return next_position_; }  // [B] i64; undefined at first
+  const Tensor& key_mask() const { return key_mask_; }            // [B, length]; may be undefined
+
+ private:
+  int64_t capacity_, length_ = 0;
+  std::vector<Tensor> keys_, values_;
+  Tensor next_position_, key_mask_;
+};
+
+struct GenerateOptions {
+  OX_NAMED_FIELDS_ONLY;
+  int64_t max_new_tokens = 20;
+  bool do_sample = false;  // greedy (the most likely token) when false
+  double temperature = 1.0;
+  int64_t top_k = 50;  // 0: all tokens (transformers' defaults)
+  double top_p = 1.0;
+  double repetition_penalty = 1.0;
+  std::vector<int64_t> eos_token_id = {};  // a row ends at any of them
+  std::optional<int64_t> pad_token_id =
+      std::nullopt;  // after a row's end; the first eos by default
+  std::optional<uint64_t> seed =
+      std::nullopt;            // the sampling's seed; ox's default generator otherwise
+  Tensor attention_mask = {};  // [B, T], 0 at (left) padding
+  // Each step's tokens, one per row, as they are chosen (streaming).
+  std::function<void(std::span<const int64_t>)> on_tokens = nullptr;
+};
+
 // A decoder-only language model: token ids [B, T] (i64) to next-token logits [B, T, vocab].
 class CausalLM : public nn::Module {
  public:
-  virtual Tensor forward(const Tensor& input_ids) = 0;
+  Tensor forward(const Tensor& input_ids);
+  // Continues the sequences `cache` holds with input_ids; attention_mask [B, cache.length() + T]
+  // (1 for tokens, 0 for left padding) covers the past and the new tokens, as transformers'.
+  Tensor forward(const Tensor& input_ids, KVCache& cache, const Tensor& attention_mask = {});
+  // input_ids [B, T] and the new tokens after them: [B, T + n], n <= max_new_tokens (fewer when
+  // every row has ended). Greedy decoding gives transformers' tokens.
+  Tensor generate(const Tensor& input_ids, const GenerateOptions& options = {});
   // config.json's "model_type" ("gpt2", "llama", "mistral", "qwen2").
   virtual std::string model_type() const = 0;
   virtual int64_t vocab_size() const = 0;
+
+  // What one call of an architecture is given: the ids' positions [B, T], which keys are real
+  // tokens ([B, S] bool, undefined when all are), the cache (or none), and whether only the
+  // last position's logits are wanted.
+  struct Step {
+    Tensor positions, key_mask;
+    KVCache* cache = nullptr;
+    bool last_only = false;
+  };
+
+ protected:
+  virtual Tensor run(const Tensor& input_ids, const Step& step) = 0;
+
+ private:
+  Tensor forward_step(const Tensor& input_ids, KVCache* cache, const Tensor& attention_mask,
+                      bool last_only);
 };
 
 class AutoModelForCausalLM {

@@ -15,21 +15,24 @@ struct Gpt2Sizes {
 
 class Gpt2AttentionImpl : public nn::Module {
  public:
-  explicit Gpt2AttentionImpl(const Gpt2Sizes& s) : heads_(s.heads) {
+  Gpt2AttentionImpl(const Gpt2Sizes& s, size_t layer) : heads_(s.heads), layer_(layer) {
     c_attn = register_module("c_attn", Conv1D(s.embed, 3 * s.embed));
     c_proj = register_module("c_proj", Conv1D(s.embed, s.embed));
   }
-  Tensor forward(const Tensor& x) {
+  Tensor forward(const Tensor& x, const CausalLM::Step& step) {
     const int64_t b = x.size(0), t = x.size(1), e = x.size(2);
     const Tensor qkv = c_attn->forward(x).view({b, t, 3, heads_, e / heads_});
     const auto part = [&](int64_t i) { return qkv.select(2, i).transpose(1, 2); };
-    const Tensor y = causal_attention(part(0), part(1), part(2));
+    Tensor k = part(1), v = part(2);
+    if (step.cache) std::tie(k, v) = step.cache->update(layer_, k, v);
+    const Tensor y = causal_attention(part(0), k, v, 0, step.key_mask);
     return c_proj->forward(y.transpose(1, 2).reshape({b, t, e}));
   }
   Conv1D c_attn = nullptr, c_proj = nullptr;
 
  private:
   int64_t heads_;
+  size_t layer_;
 };
 OX_MODULE(Gpt2Attention);
 
@@ -46,14 +49,14 @@ OX_MODULE(Gpt2Mlp);
 
 class Gpt2BlockImpl : public nn::Module {
  public:
-  explicit Gpt2BlockImpl(const Gpt2Sizes& s) {
+  Gpt2BlockImpl(const Gpt2Sizes& s, size_t layer) {
     ln_1 = register_module("ln_1", nn::LayerNorm(Shape{s.embed}, {.eps = s.eps}));
-    attn = register_module("attn", Gpt2Attention(s));
+    attn = register_module("attn", Gpt2Attention(s, layer));
     ln_2 = register_module("ln_2", nn::LayerNorm(Shape{s.embed}, {.eps = s.eps}));
     mlp = register_module("mlp", Gpt2Mlp(s));
   }
-  Tensor forward(Tensor x) {
-    x = x + attn->forward(ln_1->forward(x));
+  Tensor forward(Tensor x, const CausalLM::Step& step) {
+    x = x + attn->forward(ln_1->forward(x), step);
     return x + mlp->forward(ln_2->forward(x));
   }
   nn::LayerNorm ln_1 = nullptr, ln_2 = nullptr;
@@ -69,7 +72,7 @@ class Gpt2ModelImpl : public nn::Module {
     wpe = register_module("wpe", nn::Embedding(s.positions, s.embed));
     h = register_module("h", nn::ModuleList());
     for (int64_t i = 0; i < s.layers; ++i) {
-      Gpt2Block block(s);
+      Gpt2Block block(s, size_t(i));
       h->push_back(block);
       blocks.push_back(block);
     }
@@ -88,22 +91,21 @@ class Gpt2LMHead final : public CausalLM {
     transformer = register_module("transformer", Gpt2Model(s));
   }
 
-  Tensor forward(const Tensor& input_ids) override {
-    OX_CHECK(input_ids.dim() == 2, Shape, "gpt2", "input_ids must be [batch, length], got ",
-             input_ids.shape());
-    const int64_t t = input_ids.size(1);
-    OX_CHECK(t <= sizes_.positions, Value, "gpt2", "a sequence of ", t,
+  std::string model_type() const override { return "gpt2"; }
+  int64_t vocab_size() const override { return sizes_.vocab; }
+  Gpt2Model transformer = nullptr;
+
+ protected:
+  Tensor run(const Tensor& input_ids, const Step& step) override {
+    const int64_t end = step.cache ? step.cache->length() + input_ids.size(1) : input_ids.size(1);
+    OX_CHECK(end <= sizes_.positions, Value, "gpt2", "a sequence of ", end,
              " tokens is longer than the model's ", sizes_.positions, " positions");
-    const Tensor positions = arange(t, ox::dtype(kI64).device(input_ids.device()));
-    Tensor x = transformer->wte->forward(input_ids) + transformer->wpe->forward(positions);
-    for (auto& block : transformer->blocks) x = block->forward(x);
+    Tensor x = transformer->wte->forward(input_ids) + transformer->wpe->forward(step.positions);
+    for (auto& block : transformer->blocks) x = block->forward(x, step);
+    if (step.last_only) x = x.narrow(1, x.size(1) - 1, 1);
     x = transformer->ln_f->forward(x);
     return matmul(x, transformer->wte->weight.t());  // tied to the token embedding
   }
-  std::string model_type() const override { return "gpt2"; }
-  int64_t vocab_size() const override { return sizes_.vocab; }
-
-  Gpt2Model transformer = nullptr;
 
  private:
   Gpt2Sizes sizes_;

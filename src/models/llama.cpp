@@ -34,28 +34,30 @@ Tensor rotate(const Tensor& x, const Tensor& cos, const Tensor& sin) {
 
 class LlamaAttentionImpl : public nn::Module {
  public:
-  LlamaAttentionImpl(const LlamaSizes& s, int64_t window) : s_(s), window_(window) {
+  LlamaAttentionImpl(const LlamaSizes& s, size_t layer) : s_(s), layer_(layer) {
     q_proj = register_module("q_proj", linear(s.hidden, s.heads * s.head_dim, s.qkv_bias));
     k_proj = register_module("k_proj", linear(s.hidden, s.kv_heads * s.head_dim, s.qkv_bias));
     v_proj = register_module("v_proj", linear(s.hidden, s.kv_heads * s.head_dim, s.qkv_bias));
     o_proj = register_module("o_proj", linear(s.heads * s.head_dim, s.hidden, s.o_bias));
   }
-  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  Tensor forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                 const CausalLM::Step& step) {
     const int64_t b = x.size(0), t = x.size(1);
     const auto heads = [&](const Tensor& y, int64_t n) {
       return y.view({b, t, n, s_.head_dim}).transpose(1, 2);
     };
     const Tensor q = rotate(heads(q_proj->forward(x), s_.heads), cos, sin);
-    const Tensor k = rotate(heads(k_proj->forward(x), s_.kv_heads), cos, sin);
-    const Tensor v = heads(v_proj->forward(x), s_.kv_heads);
-    const Tensor y = causal_attention(q, k, v, window_);
+    Tensor k = rotate(heads(k_proj->forward(x), s_.kv_heads), cos, sin);
+    Tensor v = heads(v_proj->forward(x), s_.kv_heads);
+    if (step.cache) std::tie(k, v) = step.cache->update(layer_, k, v);
+    const Tensor y = causal_attention(q, k, v, s_.window[layer_], step.key_mask);
     return o_proj->forward(y.transpose(1, 2).reshape({b, t, s_.heads * s_.head_dim}));
   }
   nn::Linear q_proj = nullptr, k_proj = nullptr, v_proj = nullptr, o_proj = nullptr;
 
  private:
   LlamaSizes s_;
-  int64_t window_;
+  size_t layer_;
 };
 OX_MODULE(LlamaAttention);
 
@@ -75,16 +77,16 @@ OX_MODULE(LlamaMlp);
 
 class LlamaLayerImpl : public nn::Module {
  public:
-  LlamaLayerImpl(const LlamaSizes& s, int64_t window) {
-    self_attn = register_module("self_attn", LlamaAttention(s, window));
+  LlamaLayerImpl(const LlamaSizes& s, size_t layer) {
+    self_attn = register_module("self_attn", LlamaAttention(s, layer));
     mlp = register_module("mlp", LlamaMlp(s));
     input_layernorm =
         register_module("input_layernorm", nn::RMSNorm(Shape{s.hidden}, {.eps = s.eps}));
     post_attention_layernorm =
         register_module("post_attention_layernorm", nn::RMSNorm(Shape{s.hidden}, {.eps = s.eps}));
   }
-  Tensor forward(Tensor x, const Tensor& cos, const Tensor& sin) {
-    x = x + self_attn->forward(input_layernorm->forward(x), cos, sin);
+  Tensor forward(Tensor x, const Tensor& cos, const Tensor& sin, const CausalLM::Step& step) {
+    x = x + self_attn->forward(input_layernorm->forward(x), cos, sin, step);
     return x + mlp->forward(post_attention_layernorm->forward(x));
   }
   LlamaAttention self_attn = nullptr;
@@ -99,7 +101,7 @@ class LlamaModelImpl : public nn::Module {
     embed_tokens = register_module("embed_tokens", nn::Embedding(s.vocab, s.hidden));
     layers = register_module("layers", nn::ModuleList());
     for (int64_t i = 0; i < s.layers; ++i) {
-      LlamaLayer layer(s, s.window[size_t(i)]);
+      LlamaLayer layer(s, size_t(i));
       layers->push_back(layer);
       blocks.push_back(layer);
     }
@@ -119,24 +121,26 @@ class LlamaForCausalLM final : public CausalLM {
     if (!s.tied) lm_head = register_module("lm_head", linear(s.hidden, s.vocab, false));
   }
 
-  Tensor forward(const Tensor& input_ids) override {
-    OX_CHECK(input_ids.dim() == 2, Shape, s_.type, "input_ids must be [batch, length], got ",
-             input_ids.shape());
-    Tensor x = model->embed_tokens->forward(input_ids);
-    // cos and sin of position × frequency, in f32 as Hugging Face computes them, then x's dtype.
-    const auto f32 = ox::dtype(kF32).device(input_ids.device());
-    const Tensor positions = arange(input_ids.size(1), f32);
-    const std::vector<float> freq(s_.inv_freq.begin(), s_.inv_freq.end());
-    const Tensor angles = outer(positions, tensor(freq, f32));
-    const Tensor both = cat({angles, angles}, -1);
-    const Tensor cos = ox::cos(both).to(x.dtype()), sin = ox::sin(both).to(x.dtype());
-    for (auto& layer : model->blocks) x = layer->forward(x, cos, sin);
-    x = model->norm->forward(x);
-    return s_.tied ? matmul(x, model->embed_tokens->weight.t()) : lm_head->forward(x);
-  }
   std::string model_type() const override { return s_.type; }
   int64_t vocab_size() const override { return s_.vocab; }
 
+ protected:
+  Tensor run(const Tensor& input_ids, const Step& step) override {
+    Tensor x = model->embed_tokens->forward(input_ids);
+    // cos and sin of position × frequency, in f32 as Hugging Face computes them, then x's dtype;
+    // [B, 1, T, head_dim] for every head.
+    const auto f32 = ox::dtype(kF32).device(input_ids.device());
+    const std::vector<float> freq(s_.inv_freq.begin(), s_.inv_freq.end());
+    const Tensor angles = step.positions.to(kF32).unsqueeze(-1) * tensor(freq, f32);
+    const Tensor both = cat({angles, angles}, -1).unsqueeze(1);
+    const Tensor cos = ox::cos(both).to(x.dtype()), sin = ox::sin(both).to(x.dtype());
+    for (auto& layer : model->blocks) x = layer->forward(x, cos, sin, step);
+    if (step.last_only) x = x.narrow(1, x.size(1) - 1, 1);
+    x = model->norm->forward(x);
+    return s_.tied ? matmul(x, model->embed_tokens->weight.t()) : lm_head->forward(x);
+  }
+
+ public:
   LlamaModel model = nullptr;
   nn::Linear lm_head = nullptr;
 

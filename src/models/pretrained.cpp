@@ -150,7 +150,8 @@ Tensor Conv1DImpl::forward(const Tensor& x) const {
   return addmm(bias, x.reshape({-1, x.size(-1)}), weight).view(shape);
 }
 
-Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t window) {
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t window,
+                        const Tensor& key_mask) {
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   Tensor keys = k, values = v;
   if (kv_heads != heads) {  // grouped-query attention: each KV head serves heads / kv_heads
@@ -164,16 +165,25 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64
     values = widen(v);
   }
   const int64_t t_len = q.size(2), s_len = keys.size(2);
-  if (t_len == s_len && (window <= 0 || window >= s_len)) {
-    return nn::functional::scaled_dot_product_attention(q, keys, values, {.is_causal = true});
+  const bool windowed = window > 0 && window < s_len;
+  if (!key_mask.defined() && !windowed) {
+    if (t_len == s_len) {
+      return nn::functional::scaled_dot_product_attention(q, keys, values, {.is_causal = true});
+    }
+    if (t_len == 1) return nn::functional::scaled_dot_product_attention(q, keys, values);
   }
-  // Query i sits at position s_len - t_len + i: it sees keys up to there, and only the last
-  // `window` of them when there is a window.
+  // Query i sits at position s_len - t_len + i: it sees keys up to there, only the last
+  // `window` of them when there is a window, and only real tokens; a padding query sees itself
+  // (its output is never used, but a row with no key at all would be NaN).
   const auto options = ox::dtype(kI64).device(q.device());
   const Tensor rows = (arange(t_len, options) + (s_len - t_len)).unsqueeze(1);
   const Tensor cols = arange(s_len, options).unsqueeze(0);
   Tensor mask = le(cols, rows);
-  if (window > 0) mask = logical_and(mask, gt(cols, rows - window));
+  if (windowed) mask = logical_and(mask, gt(cols, rows - window));
+  if (key_mask.defined()) {
+    mask = logical_or(logical_and(mask.unsqueeze(0), key_mask.unsqueeze(1)), eq(cols, rows))
+               .unsqueeze(1);
+  }
   return nn::functional::scaled_dot_product_attention(q, keys, values, {.attn_mask = mask});
 }
 

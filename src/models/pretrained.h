@@ -49,7 +49,9 @@ std::shared_ptr<CausalLM> make_gpt2(const Config& config);
 std::shared_ptr<CausalLM> make_llama(const Config& config);  // llama, mistral, qwen2
 
 // Causal (and, when window > 0, sliding-window) attention of q [B, H, T, D] over k and v
-// [B, KV, S, D] whose last T positions are q's, with KV heads shared by H / KV query heads.
-Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t window = 0);
+// [B, KV, S, D] whose last T positions are q's, with KV heads shared by H / KV query heads;
+// key_mask [B, S] (bool, optional) marks the keys that are real tokens.
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t window,
+                        const Tensor& key_mask);
 
 }  // namespace ox::models
