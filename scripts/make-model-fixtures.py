@@ -8,7 +8,9 @@ transformers from PyPI over Debian's python3-torch (verification tooling only):
 CI does not need Python: the files are committed. Each folder is a tiny randomly initialized
 model as transformers' save_pretrained writes it (config.json, model.safetensors), and
 `expected.json`: the input ids of two rows and the logits transformers computes for them in
-f32; for the five base models also greedy generation from a prompt, and from two prompts of
+f32 (for `bert`, BertModel, the last hidden state under an attention mask with padding and token
+type ids; for `bert_classifier`, BertForSequenceClassification's logits); for the five causal
+models also greedy generation from a prompt, and from two prompts of
 different lengths left-padded with an attention mask, token for token. Variants: `gpt2_sharded` (model.safetensors.index.json and its shards), `gpt2_bin`
 (pytorch_model.bin), `llama_bf16` (bf16 weights).
 """
@@ -17,7 +19,8 @@ import json
 import os
 
 import torch
-from transformers import (GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM,
+from transformers import (BertConfig, BertForSequenceClassification, BertModel, GPT2Config,
+                          GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM,
                           MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models", "fixtures")
@@ -69,6 +72,26 @@ def write(name, model, generate=False, **save):
         json.dump(expected, f)
 
 
+BERT_IDS = [[2, 17, 9, 33, 3, 40, 41, 3], [2, 5, 6, 3, 0, 0, 0, 0]]
+BERT_MASK = [[1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0, 0, 0]]
+BERT_TYPES = [[0, 0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0]]
+
+
+def write_bert(name, model):
+    folder = os.path.join(OUT, name)
+    os.makedirs(folder, exist_ok=True)
+    model.save_pretrained(folder)
+    inputs = dict(input_ids=torch.tensor(BERT_IDS), attention_mask=torch.tensor(BERT_MASK),
+                  token_type_ids=torch.tensor(BERT_TYPES))
+    with torch.no_grad():
+        out = model(**inputs)
+    values = out.logits if hasattr(out, "logits") else out.last_hidden_state
+    with open(os.path.join(folder, "expected.json"), "w") as f:
+        json.dump({"input_ids": BERT_IDS, "attention_mask": BERT_MASK, "token_type_ids": BERT_TYPES,
+                   "shape": list(values.shape),
+                   "values": [round(float(x), 7) for x in values.flatten()]}, f)
+
+
 def main():
     for name, make in MODELS.items():
         torch.manual_seed(0)
@@ -79,6 +102,12 @@ def main():
             write("gpt2_bin", model, safe_serialization=False)
         if name == "llama":
             write("llama_bf16", model.to(torch.bfloat16))
+    bert = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                intermediate_size=48, max_position_embeddings=32)
+    torch.manual_seed(0)
+    write_bert("bert", BertModel(BertConfig(**bert)).eval())
+    torch.manual_seed(1)
+    write_bert("bert_classifier", BertForSequenceClassification(BertConfig(**bert, num_labels=3)).eval())
     print("wrote", sorted(os.listdir(OUT)))
 
 

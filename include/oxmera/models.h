@@ -99,12 +99,49 @@ class CausalLM : public nn::Module {
                       bool last_only);
 };
 
+// An encoder (BERT): token ids [B, T] (i64), an attention mask [B, T] (1 for tokens, 0 for
+// padding; all tokens when undefined) and token type ids [B, T] (zeros when undefined) to the
+// last hidden state [B, T, hidden].
+class EncoderModel : public nn::Module {
+ public:
+  virtual Tensor forward(const Tensor& input_ids, const Tensor& attention_mask = {},
+                         const Tensor& token_type_ids = {}) = 0;
+  virtual std::string model_type() const = 0;
+  virtual int64_t hidden_size() const = 0;
+};
+
+// An encoder with a classification head (BertForSequenceClassification): logits [B, labels]
+// from the pooled first token.
+class SequenceClassifier : public nn::Module {
+ public:
+  virtual Tensor forward(const Tensor& input_ids, const Tensor& attention_mask = {},
+                         const Tensor& token_type_ids = {}) = 0;
+  virtual std::string model_type() const = 0;
+  virtual int64_t num_labels() const = 0;
+};
+
 class AutoModelForCausalLM {
  public:
   // An unknown model_type is an ErrorKind::Value error naming it and the supported ones; a
   // weight missing, unexpected or of the wrong shape is an ErrorKind::Format error naming it.
   static std::shared_ptr<CausalLM> from_pretrained(const std::filesystem::path& dir,
                                                    const PretrainedOptions& options = {});
+};
+
+class AutoModel {
+ public:
+  // "bert" (BertModel). A folder of a model with heads (BertForSequenceClassification,
+  // BertForPreTraining) gives its encoder; the heads' weights are left out.
+  static std::shared_ptr<EncoderModel> from_pretrained(const std::filesystem::path& dir,
+                                                       const PretrainedOptions& options = {});
+};
+
+class AutoModelForSequenceClassification {
+ public:
+  // "bert". The classifier's weights may be absent (a base model's folder, to fine-tune): they
+  // are then initialized as Hugging Face does (normal, std initializer_range; zero bias).
+  static std::shared_ptr<SequenceClassifier> from_pretrained(const std::filesystem::path& dir,
+                                                             const PretrainedOptions& options = {});
 };
 
 }  // namespace ox::models

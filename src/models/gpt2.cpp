@@ -122,10 +122,10 @@ std::shared_ptr<CausalLM> make_gpt2(const Config& c) {
   s.heads = c.integer("n_head", 12);
   s.inner = c.find("n_inner") ? c.integer("n_inner") : 4 * s.embed;
   s.eps = c.number("layer_norm_epsilon", 1e-5);
-  OX_CHECK(s.heads > 0 && s.embed % s.heads == 0, Format, "from_pretrained", c.where(), ": n_embd ",
+  OX_CHECK(s.heads > 0 && s.embed % s.heads == 0, Format, kFromPretrained, c.where(), ": n_embd ",
            s.embed, " is not a multiple of n_head ", s.heads);
   const auto act = c.string("activation_function").value_or("gelu_new");
-  OX_CHECK(act == "gelu_new" || act == "gelu_pytorch_tanh", Format, "from_pretrained", c.where(),
+  OX_CHECK(act == "gelu_new" || act == "gelu_pytorch_tanh", Format, kFromPretrained, c.where(),
            ": activation_function \"", act, "\" is not supported (gelu_new)");
   return std::make_shared<Gpt2LMHead>(s);
 }

@@ -159,7 +159,7 @@ std::vector<double> rotary_frequencies(const Config& c, int64_t head_dim) {
   if (!scaling) return inv;
   const auto field = [&](const char* key) -> double {
     const auto it = scaling->find(key);
-    OX_CHECK(it != scaling->end() && it->is_number(), Format, "from_pretrained", c.where(),
+    OX_CHECK(it != scaling->end() && it->is_number(), Format, kFromPretrained, c.where(),
              ": rope_scaling has no number \"", key, "\"");
     return it->get<double>();
   };
@@ -175,7 +175,7 @@ std::vector<double> rotary_frequencies(const Config& c, int64_t head_dim) {
     for (double& f : inv) f /= field("factor");
     return inv;
   }
-  OX_CHECK(type == "llama3", Format, "from_pretrained", c.where(), ": rope_scaling type \"", type,
+  OX_CHECK(type == "llama3", Format, kFromPretrained, c.where(), ": rope_scaling type \"", type,
            "\" is not supported (linear, llama3)");
   const double factor = field("factor"), low = field("low_freq_factor"),
                high = field("high_freq_factor"),
@@ -204,7 +204,7 @@ std::shared_ptr<CausalLM> make_llama(const Config& c) {
   s.layers = c.integer("num_hidden_layers");
   s.heads = c.integer("num_attention_heads");
   s.kv_heads = c.integer("num_key_value_heads", s.heads);
-  OX_CHECK(s.heads > 0 && s.kv_heads > 0 && s.heads % s.kv_heads == 0, Format, "from_pretrained",
+  OX_CHECK(s.heads > 0 && s.kv_heads > 0 && s.heads % s.kv_heads == 0, Format, kFromPretrained,
            c.where(), ": num_attention_heads ", s.heads,
            " is not a multiple of num_key_value_heads ", s.kv_heads);
   s.head_dim = c.find("head_dim") ? c.integer("head_dim") : s.hidden / s.heads;
@@ -216,7 +216,7 @@ std::shared_ptr<CausalLM> make_llama(const Config& c) {
   s.mlp_bias = c.boolean("mlp_bias", false);
   s.tied = c.boolean("tie_word_embeddings", false);
   const auto act = c.string("hidden_act").value_or("silu");
-  OX_CHECK(act == "silu", Format, "from_pretrained", c.where(), ": hidden_act \"", act,
+  OX_CHECK(act == "silu", Format, kFromPretrained, c.where(), ": hidden_act \"", act,
            "\" is not supported (silu)");
   s.inv_freq = rotary_frequencies(c, s.head_dim);
   s.window.assign(size_t(s.layers), 0);

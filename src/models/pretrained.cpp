@@ -3,6 +3,7 @@
 
 #include "models/pretrained.h"
 
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -17,21 +18,19 @@
 namespace ox::models {
 namespace {
 
-constexpr const char* kOp = "from_pretrained";
-
 nlohmann::json read_json(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  OX_CHECK(in, Io, kOp, "cannot open ", path.string());
+  OX_CHECK(in, Io, kFromPretrained, "cannot open ", path.string());
   std::ostringstream text;
   text << in.rdbuf();
   try {
     // Depth-limited by nlohmann's own parse of a few hundred bytes of configuration: a config
     // nested deeper than it could hold is not one.
     auto parsed = nlohmann::json::parse(text.str());
-    OX_CHECK(parsed.is_object(), Format, kOp, path.string(), " is not a JSON object");
+    OX_CHECK(parsed.is_object(), Format, kFromPretrained, path.string(), " is not a JSON object");
     return parsed;
   } catch (const nlohmann::json::exception& e) {
-    OX_FAIL(Format, kOp, path.string(), " is not valid JSON: ", e.what());
+    OX_FAIL(Format, kFromPretrained, path.string(), " is not valid JSON: ", e.what());
   }
 }
 
@@ -39,9 +38,10 @@ nlohmann::json read_json(const std::filesystem::path& path) {
 
 Config Config::read(const std::filesystem::path& dir) {
   std::error_code ec;
-  OX_CHECK(std::filesystem::is_directory(dir, ec), Io, kOp, dir.string(), " is not a folder");
+  OX_CHECK(std::filesystem::is_directory(dir, ec), Io, kFromPretrained, dir.string(),
+           " is not a folder");
   const auto path = dir / "config.json";
-  OX_CHECK(std::filesystem::exists(path, ec), Io, kOp, dir.string(),
+  OX_CHECK(std::filesystem::exists(path, ec), Io, kFromPretrained, dir.string(),
            " has no config.json (a Hugging Face model folder has one)");
   Config config;
   config.json_ = read_json(path);
@@ -56,17 +56,17 @@ const nlohmann::json* Config::find(const char* key) const {
 
 std::string Config::model_type() const {
   const auto type = string("model_type");
-  OX_CHECK(type, Format, kOp, path_, " has no \"model_type\"");
+  OX_CHECK(type, Format, kFromPretrained, path_, " has no \"model_type\"");
   return *type;
 }
 
 int64_t Config::integer(const char* key, std::optional<int64_t> fallback) const {
   const nlohmann::json* value = find(key);
   if (!value) {
-    OX_CHECK(fallback, Format, kOp, path_, " has no \"", key, "\"");
+    OX_CHECK(fallback, Format, kFromPretrained, path_, " has no \"", key, "\"");
     return *fallback;
   }
-  OX_CHECK(value->is_number_integer(), Format, kOp, path_, ": \"", key,
+  OX_CHECK(value->is_number_integer(), Format, kFromPretrained, path_, ": \"", key,
            "\" is not an integer: ", value->dump());
   return value->get<int64_t>();
 }
@@ -74,10 +74,10 @@ int64_t Config::integer(const char* key, std::optional<int64_t> fallback) const 
 double Config::number(const char* key, std::optional<double> fallback) const {
   const nlohmann::json* value = find(key);
   if (!value) {
-    OX_CHECK(fallback, Format, kOp, path_, " has no \"", key, "\"");
+    OX_CHECK(fallback, Format, kFromPretrained, path_, " has no \"", key, "\"");
     return *fallback;
   }
-  OX_CHECK(value->is_number(), Format, kOp, path_, ": \"", key,
+  OX_CHECK(value->is_number(), Format, kFromPretrained, path_, ": \"", key,
            "\" is not a number: ", value->dump());
   return value->get<double>();
 }
@@ -85,14 +85,15 @@ double Config::number(const char* key, std::optional<double> fallback) const {
 bool Config::boolean(const char* key, bool fallback) const {
   const nlohmann::json* value = find(key);
   if (!value) return fallback;
-  OX_CHECK(value->is_boolean(), Format, kOp, path_, ": \"", key, "\" is not true or false");
+  OX_CHECK(value->is_boolean(), Format, kFromPretrained, path_, ": \"", key,
+           "\" is not true or false");
   return value->get<bool>();
 }
 
 std::optional<std::string> Config::string(const char* key) const {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  OX_CHECK(value->is_string(), Format, kOp, path_, ": \"", key, "\" is not a string");
+  OX_CHECK(value->is_string(), Format, kFromPretrained, path_, ": \"", key, "\" is not a string");
   return value->get<std::string>();
 }
 
@@ -105,26 +106,27 @@ TensorDict read_weights(const std::filesystem::path& dir) {
     const auto index_path = dir / "model.safetensors.index.json";
     const nlohmann::json index = read_json(index_path);
     const auto map = index.find("weight_map");
-    OX_CHECK(map != index.end() && map->is_object(), Format, kOp, index_path.string(),
+    OX_CHECK(map != index.end() && map->is_object(), Format, kFromPretrained, index_path.string(),
              " has no \"weight_map\" object");
     std::map<std::string, std::vector<std::string>> by_shard;
     for (const auto& [name, shard] : map->items()) {
-      OX_CHECK(shard.is_string(), Format, kOp, index_path.string(), ": the shard of \"", name,
-               "\" is not a file name");
+      OX_CHECK(shard.is_string(), Format, kFromPretrained, index_path.string(), ": the shard of \"",
+               name, "\" is not a file name");
       const std::string file = shard.get<std::string>();
-      OX_CHECK(file.find('/') == std::string::npos && file != ".." && !file.empty(), Format, kOp,
-               index_path.string(), ": the shard \"", file, "\" is not a file of the folder");
+      OX_CHECK(file.find('/') == std::string::npos && file != ".." && !file.empty(), Format,
+               kFromPretrained, index_path.string(), ": the shard \"", file,
+               "\" is not a file of the folder");
       by_shard[file].push_back(name);
     }
     TensorDict weights;
     for (const auto& [file, names] : by_shard) {
-      OX_CHECK(std::filesystem::exists(dir / file, ec), Io, kOp, "the shard ", file, " named by ",
-               index_path.string(), " is missing");
+      OX_CHECK(std::filesystem::exists(dir / file, ec), Io, kFromPretrained, "the shard ", file,
+               " named by ", index_path.string(), " is missing");
       const TensorDict shard = load_safetensors((dir / file).string());
       for (const std::string& name : names) {
         const Tensor* tensor = shard.find(name);
-        OX_CHECK(tensor, Format, kOp, index_path.string(), " puts \"", name, "\" in ", file,
-                 ", which does not hold it");
+        OX_CHECK(tensor, Format, kFromPretrained, index_path.string(), " puts \"", name, "\" in ",
+                 file, ", which does not hold it");
         weights.insert(name, *tensor);
       }
     }
@@ -133,7 +135,7 @@ TensorDict read_weights(const std::filesystem::path& dir) {
   if (std::filesystem::exists(dir / "pytorch_model.bin", ec)) {
     return load_pytorch((dir / "pytorch_model.bin").string());
   }
-  OX_FAIL(Io, kOp, dir.string(),
+  OX_FAIL(Io, kFromPretrained, dir.string(),
           " has no weights: none of model.safetensors, model.safetensors.index.json, "
           "pytorch_model.bin");
 }
@@ -187,6 +189,70 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64
   return nn::functional::scaled_dot_product_attention(q, keys, values, {.attn_mask = mask});
 }
 
+void load_weights(nn::Module& model, const std::filesystem::path& dir, const std::string& type,
+                  const PretrainedOptions& options,
+                  const std::function<bool(const std::string&)>& may_be_missing) {
+  TensorDict weights = read_weights(dir);
+  // The floating dtype: as asked, else as stored (the first floating weight's).
+  std::optional<DType> dtype = options.dtype;
+  for (const auto& [name, tensor] : weights) {
+    if (!dtype && is_floating(tensor.dtype())) dtype = tensor.dtype();
+  }
+  if (dtype && *dtype != kF32) model.to(*dtype);
+  const TensorDict own = model.state_dict();
+  // A file's names as the model spells them: with or without the base model's prefix (GPT-2's
+  // original files lack "transformer.", a BertForSequenceClassification file has "bert." that
+  // AutoModel's BertModel lacks), and TensorFlow-era LayerNorm.gamma/beta.
+  const auto place = [&](std::string name) -> std::optional<std::string> {
+    for (const auto& [from, to] : {std::pair{".gamma", ".weight"}, std::pair{".beta", ".bias"}}) {
+      if (name.ends_with(from) && name.find("LayerNorm") != std::string::npos) {
+        name = name.substr(0, name.size() - std::string_view(from).size()) + to;
+      }
+    }
+    if (own.contains(name)) return name;
+    for (const char* prefix : {"transformer.", "bert."}) {
+      if (own.contains(prefix + name)) return prefix + name;
+      if (name.starts_with(prefix) && own.contains(name.substr(std::strlen(prefix)))) {
+        return name.substr(std::strlen(prefix));
+      }
+    }
+    return std::nullopt;
+  };
+  // What a file may hold that is no weight of this model: buffers Hugging Face recomputes, a
+  // tied output layer saved anyway (pytorch_model.bin files hold it), the heads of another task
+  // (BERT's pre-training "cls.", a classifier when the base model is asked for).
+  const auto ignorable = [](const std::string& name) {
+    return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") ||
+           name.ends_with("rotary_emb.inv_freq") || name.ends_with("position_ids") ||
+           name == "lm_head.weight" || name.starts_with("cls.") || name.starts_with("classifier.");
+  };
+  TensorDict placed;
+  std::vector<std::string> unexpected;
+  for (auto& [name, tensor] : weights) {
+    if (const auto key = place(name)) {
+      placed.insert_or_assign(*key, tensor);
+    } else if (!ignorable(name)) {
+      unexpected.push_back(name);
+    }
+  }
+  const nn::LoadStateResult result = model.load_state_dict(placed, /*strict=*/false);
+  std::vector<std::string> missing;
+  for (const auto& name : result.missing_keys) {
+    if (!may_be_missing || !may_be_missing(name)) missing.push_back(name);
+  }
+  const auto names = [](const std::vector<std::string>& list) {
+    std::string out;
+    for (size_t i = 0; i < list.size() && i < 8; ++i) out += (i ? ", " : "") + list[i];
+    return list.size() > 8 ? out + ", ... (" + std::to_string(list.size()) + " in all)" : out;
+  };
+  OX_CHECK(missing.empty(), Format, kFromPretrained, dir.string(), " lacks weights of its ", type,
+           " model: ", names(missing));
+  OX_CHECK(unexpected.empty(), Format, kFromPretrained, dir.string(), " holds weights its ", type,
+           " model has no place for: ", names(unexpected));
+  if (options.device) model.to(*options.device);
+  model.train(false);
+}
+
 std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::filesystem::path& dir,
                                                                 const PretrainedOptions& options) {
   const Config config = Config::read(dir);
@@ -197,46 +263,10 @@ std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::files
   } else if (type == "llama" || type == "mistral" || type == "qwen2") {
     model = make_llama(config);
   } else {
-    OX_FAIL(Value, kOp, config.where(), ": model_type \"", type,
-            "\" is not supported (gpt2, llama, mistral, qwen2)");
+    OX_FAIL(Value, kFromPretrained, config.where(), ": model_type \"", type,
+            "\" is not supported by AutoModelForCausalLM (gpt2, llama, mistral, qwen2)");
   }
-  TensorDict weights = read_weights(dir);
-  // The floating dtype: as asked, else as stored (the first floating weight's).
-  std::optional<DType> dtype = options.dtype;
-  for (const auto& [name, tensor] : weights) {
-    if (!dtype && is_floating(tensor.dtype())) dtype = tensor.dtype();
-  }
-  if (dtype && *dtype != kF32) model->to(*dtype);
-  const TensorDict own = model->state_dict();
-  // Names as the files spell them: GPT-2's original files lack the "transformer." prefix.
-  TensorDict renamed;
-  for (auto& [name, tensor] : weights) {
-    std::string key = name;
-    if (!own.contains(key) && own.contains("transformer." + key)) key = "transformer." + key;
-    renamed.insert_or_assign(key, tensor);
-  }
-  const nn::LoadStateResult result = model->load_state_dict(renamed, /*strict=*/false);
-  // Buffers Hugging Face recomputes and old files still carry are not weights, and a tied
-  // output layer saved anyway (pytorch_model.bin files hold it) is the token embedding.
-  const auto ignorable = [](const std::string& name) {
-    return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") ||
-           name.ends_with("rotary_emb.inv_freq") || name == "lm_head.weight";
-  };
-  std::vector<std::string> unexpected;
-  for (const auto& name : result.unexpected_keys) {
-    if (!ignorable(name)) unexpected.push_back(name);
-  }
-  const auto names = [](const std::vector<std::string>& list) {
-    std::string out;
-    for (size_t i = 0; i < list.size() && i < 8; ++i) out += (i ? ", " : "") + list[i];
-    return list.size() > 8 ? out + ", ... (" + std::to_string(list.size()) + " in all)" : out;
-  };
-  OX_CHECK(result.missing_keys.empty(), Format, kOp, dir.string(), " lacks weights of its ", type,
-           " model: ", names(result.missing_keys));
-  OX_CHECK(unexpected.empty(), Format, kOp, dir.string(), " holds weights its ", type,
-           " model has no place for: ", names(unexpected));
-  if (options.device) model->to(*options.device);
-  model->train(false);
+  load_weights(*model, dir, type, options);
   return model;
 }
 

@@ -14,6 +14,8 @@
 
 namespace ox::models {
 
+inline constexpr const char* kFromPretrained = "from_pretrained";  // errors' op name
+
 // config.json; a missing or mistyped field is an ErrorKind::Format error naming it.
 class Config {
  public:
@@ -34,6 +36,13 @@ class Config {
 
 // Every weight of the folder by its name in the files.
 TensorDict read_weights(const std::filesystem::path& dir);
+
+// The folder's weights into `model` (converted to options.dtype, else to the files' floating
+// dtype; then moved to options.device; evaluation mode). A weight the model lacks, or one the
+// files lack that `may_be_missing` does not excuse, is a Format error naming it.
+void load_weights(nn::Module& model, const std::filesystem::path& dir, const std::string& type,
+                  const PretrainedOptions& options,
+                  const std::function<bool(const std::string&)>& may_be_missing = nullptr);
 
 // Hugging Face's Conv1D (GPT-2's layers): y = x @ weight + bias, weight [in, out].
 class Conv1DImpl : public nn::Module {

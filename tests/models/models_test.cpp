@@ -112,7 +112,8 @@ TEST_F(BrokenFolder, NoConfig) {
 
 TEST_F(BrokenFolder, UnknownModelType) {
   edit_config([](auto& c) { c["model_type"] = "t5"; });
-  expect_error(ox::ErrorKind::Value, "\"t5\" is not supported (gpt2, llama, mistral, qwen2)");
+  expect_error(ox::ErrorKind::Value,
+               "\"t5\" is not supported by AutoModelForCausalLM (gpt2, llama, mistral, qwen2)");
 }
 
 TEST_F(BrokenFolder, MistypedConfigField) {
@@ -150,6 +151,68 @@ TEST_F(BrokenFolder, NoWeights) {
     if (entry.path().extension() == ".safetensors" || entry.path().extension() == ".json")
       if (entry.path().filename() != "config.json") fs::remove(entry.path());
   expect_error(ox::ErrorKind::Io, "has no weights");
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<double> run_bert(const std::string& name, bool classifier) {
+  const auto e = read_json(fixture(name) / "expected.json");
+  const auto tensor_of = [&](const char* key) {
+    std::vector<int64_t> flat;
+    for (const auto& row : e[key])
+      for (const auto& v : row) flat.push_back(v.get<int64_t>());
+    return ox::tensor(flat, {int64_t(e[key].size()), int64_t(flat.size() / e[key].size())});
+  };
+  const ox::Tensor ids = tensor_of("input_ids"), mask = tensor_of("attention_mask"),
+                   types = tensor_of("token_type_ids");
+  const ox::Tensor out =
+      classifier ? ox::models::AutoModelForSequenceClassification::from_pretrained(fixture(name))
+                       ->forward(ids, mask, types)
+                 : ox::models::AutoModel::from_pretrained(fixture(name))->forward(ids, mask, types);
+  EXPECT_EQ(out.shape(), ox::Shape(e["shape"].get<std::vector<int64_t>>()));
+  const ox::Tensor c = out.to(ox::kF64).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (std::abs(got[i] - want[i]) > 1e-5 + 1e-4 * std::abs(want[i]) && ++bad <= 5)
+      ADD_FAILURE() << "value " << i << ": " << got[i] << ", transformers " << want[i];
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(PretrainedEncoder, HiddenStatesAndClassifierLogitsMatchTransformers) {
+  expect_close(run_bert("bert", false),
+               read_json(fixture("bert") / "expected.json")["values"].get<std::vector<double>>());
+  const auto classifier =
+      ox::models::AutoModelForSequenceClassification::from_pretrained(fixture("bert_classifier"));
+  EXPECT_EQ(classifier->num_labels(), 3);
+  expect_close(
+      run_bert("bert_classifier", true),
+      read_json(fixture("bert_classifier") / "expected.json")["values"].get<std::vector<double>>());
+}
+
+TEST(PretrainedEncoder, AutoModelTakesTheEncoderOfAClassifierAndTheReverse) {
+  // The classifier's folder as AutoModel: its "bert." weights, the head left out.
+  const auto encoder = ox::models::AutoModel::from_pretrained(fixture("bert_classifier"));
+  EXPECT_FALSE(encoder->state_dict().contains("classifier.weight"));
+  EXPECT_EQ(encoder->hidden_size(), 32);
+  // The encoder's folder as a classifier (to fine-tune): a new head, the encoder loaded.
+  const auto fresh =
+      ox::models::AutoModelForSequenceClassification::from_pretrained(fixture("bert"));
+  const auto base = ox::models::AutoModel::from_pretrained(fixture("bert"));
+  const auto weight = [](const ox::nn::Module& m, const std::string& name) {
+    return *m.state_dict().find(name);
+  };
+  EXPECT_TRUE(ox::equal(weight(*fresh, "bert.encoder.layer.1.output.dense.weight"),
+                        weight(*base, "encoder.layer.1.output.dense.weight")));
+  EXPECT_EQ(fresh->num_labels(), 2);
+  // A causal model's folder is not an encoder's.
+  EXPECT_THROW(ox::models::AutoModel::from_pretrained(fixture("gpt2")), ox::Error);
 }
 
 }  // namespace
