@@ -68,8 +68,29 @@ struct GenerateOptions {
   std::function<void(std::span<const int64_t>)> on_tokens = nullptr;
 };
 
+struct SaveOptions {
+  OX_NAMED_FIELDS_ONLY;
+  // Above this many bytes of weights, model-0000i-of-0000n.safetensors files and
+  // model.safetensors.index.json (transformers' default: 5 GB).
+  int64_t max_shard_bytes = int64_t(5) << 30;
+};
+
+// What every model opened from a folder has: its config.json, and the way back to a folder.
+class PretrainedModel : public nn::Module {
+ public:
+  // config.json as read (the JSON text).
+  const std::string& config_json() const { return config_json_; }
+  void set_config_json(std::string json) { config_json_ = std::move(json); }
+  // config.json (torch_dtype set to the weights' dtype) and the weights under Hugging Face's
+  // names, in safetensors files transformers' from_pretrained reads; the folder is created.
+  void save_pretrained(const std::filesystem::path& dir, const SaveOptions& options = {}) const;
+
+ private:
+  std::string config_json_ = "{}";
+};
+
 // A decoder-only language model: token ids [B, T] (i64) to next-token logits [B, T, vocab].
-class CausalLM : public nn::Module {
+class CausalLM : public PretrainedModel {
  public:
   Tensor forward(const Tensor& input_ids);
   // Continues the sequences `cache` holds with input_ids; attention_mask [B, cache.length() + T]
@@ -102,7 +123,7 @@ class CausalLM : public nn::Module {
 // An encoder (BERT): token ids [B, T] (i64), an attention mask [B, T] (1 for tokens, 0 for
 // padding; all tokens when undefined) and token type ids [B, T] (zeros when undefined) to the
 // last hidden state [B, T, hidden].
-class EncoderModel : public nn::Module {
+class EncoderModel : public PretrainedModel {
  public:
   virtual Tensor forward(const Tensor& input_ids, const Tensor& attention_mask = {},
                          const Tensor& token_type_ids = {}) = 0;
@@ -112,7 +133,7 @@ class EncoderModel : public nn::Module {
 
 // An encoder with a classification head (BertForSequenceClassification): logits [B, labels]
 // from the pooled first token.
-class SequenceClassifier : public nn::Module {
+class SequenceClassifier : public PretrainedModel {
  public:
   virtual Tensor forward(const Tensor& input_ids, const Tensor& attention_mask = {},
                          const Tensor& token_type_ids = {}) = 0;

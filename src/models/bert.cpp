@@ -237,8 +237,9 @@ Config bert_config(const std::filesystem::path& dir, const char* auto_class) {
 
 std::shared_ptr<EncoderModel> AutoModel::from_pretrained(const std::filesystem::path& dir,
                                                          const PretrainedOptions& options) {
-  auto model = std::make_shared<BertModel>(sizes(bert_config(dir, "AutoModel")));
-  load_weights(*model, dir, "bert", options);
+  const Config config = bert_config(dir, "AutoModel");
+  auto model = std::make_shared<BertModel>(sizes(config));
+  load_weights(*model, config, dir, options);
   return model;
 }
 
@@ -246,7 +247,7 @@ std::shared_ptr<SequenceClassifier> AutoModelForSequenceClassification::from_pre
     const std::filesystem::path& dir, const PretrainedOptions& options) {
   const Config config = bert_config(dir, "AutoModelForSequenceClassification");
   auto model = std::make_shared<BertForSequenceClassification>(sizes(config));
-  load_weights(*model, dir, "bert", options,
+  load_weights(*model, config, dir, options,
                [](const std::string& name) { return name.starts_with("classifier."); });
   return model;
 }

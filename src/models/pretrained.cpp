@@ -3,6 +3,7 @@
 
 #include "models/pretrained.h"
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -189,9 +190,11 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64
   return nn::functional::scaled_dot_product_attention(q, keys, values, {.attn_mask = mask});
 }
 
-void load_weights(nn::Module& model, const std::filesystem::path& dir, const std::string& type,
+void load_weights(PretrainedModel& model, const Config& config, const std::filesystem::path& dir,
                   const PretrainedOptions& options,
                   const std::function<bool(const std::string&)>& may_be_missing) {
+  const std::string type = config.model_type();
+  model.set_config_json(config.json().dump());
   TensorDict weights = read_weights(dir);
   // The floating dtype: as asked, else as stored (the first floating weight's).
   std::optional<DType> dtype = options.dtype;
@@ -266,8 +269,73 @@ std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::files
     OX_FAIL(Value, kFromPretrained, config.where(), ": model_type \"", type,
             "\" is not supported by AutoModelForCausalLM (gpt2, llama, mistral, qwen2)");
   }
-  load_weights(*model, dir, type, options);
+  load_weights(*model, config, dir, options);
   return model;
+}
+
+namespace {
+
+const char* torch_dtype_name(DType dtype) {
+  switch (dtype) {
+    case kF32:
+      return "float32";
+    case kF16:
+      return "float16";
+    case kBF16:
+      return "bfloat16";
+    case kF64:
+      return "float64";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+void PretrainedModel::save_pretrained(const std::filesystem::path& dir,
+                                      const SaveOptions& options) const {
+  const char* op = "save_pretrained";
+  OX_CHECK(options.max_shard_bytes > 0, Value, op, "max_shard_bytes must be positive, got ",
+           options.max_shard_bytes);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  OX_CHECK(!ec, Io, op, "cannot create ", dir.string(), ": ", ec.message());
+  const TensorDict weights = state_dict();
+  // Shards in state_dict order, each up to max_shard_bytes (a larger tensor alone in its own).
+  std::vector<TensorDict> shards(1);
+  int64_t shard_bytes = 0, total = 0;
+  std::optional<DType> dtype;
+  for (const auto& [name, tensor] : weights) {
+    const int64_t bytes = tensor.numel() * int64_t(dtype_size(tensor.dtype()));
+    if (shard_bytes > 0 && shard_bytes + bytes > options.max_shard_bytes) {
+      shards.emplace_back();
+      shard_bytes = 0;
+    }
+    shards.back().insert(name, tensor);
+    shard_bytes += bytes;
+    total += bytes;
+    if (!dtype && is_floating(tensor.dtype())) dtype = tensor.dtype();
+  }
+  // transformers reads a safetensors file only when its metadata says "format": "pt".
+  const std::map<std::string, std::string> metadata{{"format", "pt"}};
+  if (shards.size() == 1) {
+    save_safetensors((dir / "model.safetensors").string(), shards[0], metadata);
+  } else {
+    nlohmann::json map = nlohmann::json::object();
+    for (size_t i = 0; i < shards.size(); ++i) {
+      char name[64];
+      std::snprintf(name, sizeof(name), "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+      save_safetensors((dir / name).string(), shards[i], metadata);
+      for (const auto& entry : shards[i]) map[entry.first] = name;
+    }
+    const nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", map}};
+    std::ofstream((dir / "model.safetensors.index.json").string()) << index.dump(2) << "\n";
+  }
+  nlohmann::json config = nlohmann::json::parse(config_json_);
+  if (dtype && torch_dtype_name(*dtype)) config["torch_dtype"] = torch_dtype_name(*dtype);
+  std::ofstream out((dir / "config.json").string());
+  out << config.dump(2) << "\n";
+  OX_CHECK(out.good(), Io, op, "cannot write ", (dir / "config.json").string());
 }
 
 }  // namespace ox::models

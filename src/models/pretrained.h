@@ -37,10 +37,10 @@ class Config {
 // Every weight of the folder by its name in the files.
 TensorDict read_weights(const std::filesystem::path& dir);
 
-// The folder's weights into `model` (converted to options.dtype, else to the files' floating
-// dtype; then moved to options.device; evaluation mode). A weight the model lacks, or one the
-// files lack that `may_be_missing` does not excuse, is a Format error naming it.
-void load_weights(nn::Module& model, const std::filesystem::path& dir, const std::string& type,
+// The folder's weights into `model`, with its config (converted to options.dtype, else to the
+// files' floating dtype; then moved to options.device; evaluation mode). A weight the model lacks,
+// or one the files lack that `may_be_missing` does not excuse, is a Format error naming it.
+void load_weights(PretrainedModel& model, const Config& config, const std::filesystem::path& dir,
                   const PretrainedOptions& options,
                   const std::function<bool(const std::string&)>& may_be_missing = nullptr);
 

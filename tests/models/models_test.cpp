@@ -216,3 +216,43 @@ TEST(PretrainedEncoder, AutoModelTakesTheEncoderOfAClassifierAndTheReverse) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SavePretrained, WritesAFolderThatOpensToTheSameModel) {
+  const fs::path dir = fs::temp_directory_path() / ("oxmera_saved_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto model = AutoModelForCausalLM::from_pretrained(fixture("llama"));
+  model->save_pretrained(dir);
+  EXPECT_TRUE(fs::exists(dir / "model.safetensors"));
+  const auto config = read_json(dir / "config.json");
+  EXPECT_EQ(config["model_type"], "llama");
+  EXPECT_EQ(config["torch_dtype"], "float32");
+  const ox::Tensor ids = ox::tensor(std::vector<int64_t>{3, 1, 4, 1, 5, 9}, {2, 3});
+  const auto reopened = AutoModelForCausalLM::from_pretrained(dir);
+  EXPECT_TRUE(ox::equal(reopened->forward(ids), model->forward(ids)));
+  // Sharded: every tensor of ~2 KB and more in a file of its own, and the index naming them.
+  fs::remove_all(dir);
+  model->save_pretrained(dir, {.max_shard_bytes = 2048});
+  EXPECT_FALSE(fs::exists(dir / "model.safetensors"));
+  const auto index = read_json(dir / "model.safetensors.index.json");
+  EXPECT_EQ(index["weight_map"].size(), model->state_dict().size());
+  EXPECT_TRUE(fs::exists(dir / index["weight_map"]["model.norm.weight"].get<std::string>()));
+  EXPECT_TRUE(
+      ox::equal(AutoModelForCausalLM::from_pretrained(dir)->forward(ids), model->forward(ids)));
+  // bf16 weights say so in config.json.
+  fs::remove_all(dir);
+  AutoModelForCausalLM::from_pretrained(fixture("llama_bf16"))->save_pretrained(dir);
+  EXPECT_EQ(read_json(dir / "config.json")["torch_dtype"], "bfloat16");
+  // An encoder with a new head, saved and reopened: the head comes back.
+  fs::remove_all(dir);
+  const auto classifier =
+      ox::models::AutoModelForSequenceClassification::from_pretrained(fixture("bert"));
+  classifier->save_pretrained(dir);
+  const auto back = ox::models::AutoModelForSequenceClassification::from_pretrained(dir);
+  EXPECT_TRUE(ox::equal(*back->state_dict().find("classifier.weight"),
+                        *classifier->state_dict().find("classifier.weight")));
+  fs::remove_all(dir);
+}
+
+}  // namespace
