@@ -17,6 +17,9 @@ different lengths left-padded with an attention mask, token for token. Variants:
 
 import json
 import os
+import shutil
+
+import tokenizers
 
 import torch
 from transformers import (BertConfig, BertForSequenceClassification, BertModel, GPT2Config,
@@ -108,6 +111,23 @@ def main():
     write_bert("bert", BertModel(BertConfig(**bert)).eval())
     torch.manual_seed(1)
     write_bert("bert_classifier", BertForSequenceClassification(BertConfig(**bert, num_labels=3)).eval())
+    # A model with the GPT-2-style tokenizer of tests/tokenizers/fixtures, for `oxmera generate`:
+    # the text transformers generates greedily, decoded by the tokenizers library.
+    folder = os.path.join(OUT, "gpt2_with_tokenizer")
+    source = os.path.join(OUT, "..", "..", "tokenizers", "fixtures", "gpt2", "tokenizer.json")
+    tok = tokenizers.Tokenizer.from_file(source)
+    torch.manual_seed(2)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=64, n_embd=32,
+                                       n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0)).eval()
+    model.save_pretrained(folder)
+    shutil.copy(source, os.path.join(folder, "tokenizer.json"))
+    prompt = "The tensor"
+    ids = tok.encode(prompt).ids
+    out = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                         max_new_tokens=12, do_sample=False, pad_token_id=0)
+    with open(os.path.join(folder, "expected.json"), "w") as f:
+        json.dump({"prompt": prompt, "max_new_tokens": 12, "ids": out[0].tolist(),
+                   "text": tok.decode(out[0][len(ids):].tolist())}, f, ensure_ascii=False)
     print("wrote", sorted(os.listdir(OUT)))
 
 

@@ -29,6 +29,7 @@ int run_command(int argc, char** argv) {
     add(add_train);
     add(add_dashboard);
     add(add_launch);
+    add(add_generate);
     return out;
   }();
   try {

@@ -20,6 +20,7 @@ Runner add_bench(CLI::App& app);
 Runner add_train(CLI::App& app);
 Runner add_dashboard(CLI::App& app);
 Runner add_launch(CLI::App& app);
+Runner add_generate(CLI::App& app);
 
 // Runs a chosen subcommand so that it always ends with a message and an exit code, whatever
 // escapes it (a subcommand catches its input's errors itself and returns 2): an ox::Error is

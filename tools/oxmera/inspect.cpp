@@ -1,4 +1,4 @@
-// `oxmera inspect FILE.safetensors [--stats] [--verify]`: the names, dtypes, shapes, sizes and
+// `oxmera inspect FILE.safetensors|DIR [--stats] [--verify]`: the names, dtypes, shapes, sizes and
 // offsets of a weights file, its metadata and totals; --stats adds value statistics per tensor,
 // --verify each tensor's checksum (ok, MISMATCH, no checksum; exit 2 on a mismatch). A file that
 // does not parse prints its typed error and exits 2. Every text that comes from the file (names,
@@ -7,9 +7,14 @@
 #include <oxmera/io/pytorch.h>
 #include <oxmera/oxmera.h>
 
+#include <oxmera/tokenizers.h>
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -227,8 +232,12 @@ int inspect_pytorch(const InspectOptions& o) {
   return 0;
 }
 
+int inspect_folder(const InspectOptions& o);
+
 // The table, metadata and totals; returns the exit code (2 when --verify found a mismatch).
 int inspect(const InspectOptions& o) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.path, ec)) return inspect_folder(o);
   if (ox::is_pytorch_file(o.path)) return inspect_pytorch(o);
   const ox::SafetensorsFile file = ox::SafetensorsFile::open(o.path);
   std::vector<ox::TensorChecksum> sums;
@@ -288,12 +297,73 @@ int inspect(const InspectOptions& o) {
   return mismatched > 0 ? 2 : 0;
 }
 
+// A Hugging Face model folder: config.json's fields, the tokenizer's size, each weight file as
+// above, and the parameter count of the safetensors files.
+int inspect_folder(const InspectOptions& o) {
+  const std::filesystem::path dir(o.path);
+  std::ifstream in(dir / "config.json");
+  OX_CHECK(in, Io, "inspect", printable(o.path), " is a folder without config.json");
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    OX_FAIL(Format, "inspect", "config.json is not valid JSON: ", e.what());
+  }
+  OX_CHECK(config.is_object(), Format, "inspect", "config.json is not a JSON object");
+  std::cout << printable(o.path) << "/config.json:\n";
+  for (const auto& [key, value] : config.items()) {
+    std::cout << "  " << printable(key) << ": " << printable(value.dump()) << "\n";
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(dir / "tokenizer.json", ec)) {
+    const auto tokenizer = ox::tokenizers::Tokenizer::from_file(dir / "tokenizer.json");
+    std::cout << "tokenizer.json: " << tokenizer.vocab_size() << " tokens ("
+              << tokenizer.vocab_size(false) << " in the model's vocabulary)\n";
+  }
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::exists(dir / "model.safetensors", ec)) {
+    files.push_back(dir / "model.safetensors");
+  } else if (std::filesystem::exists(dir / "pytorch_model.bin", ec)) {
+    files.push_back(dir / "pytorch_model.bin");
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("model-") && name.ends_with(".safetensors")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  OX_CHECK(!files.empty(), Io, "inspect", printable(o.path),
+           " has no model.safetensors, shards or pytorch_model.bin");
+  int code = 0;
+  int64_t parameters = 0;
+  for (const auto& file : files) {
+    std::cout << "\n";
+    InspectOptions one = o;
+    one.path = file.string();
+    code = std::max(code, inspect(one));
+    if (file.extension() == ".safetensors") {
+      const ox::SafetensorsFile weights = ox::SafetensorsFile::open(file.string());
+      for (const std::string& key : weights.keys()) {
+        int64_t elements = 1;
+        for (int64_t d : weights.info(key).shape) elements *= d;
+        parameters += elements;
+      }
+    }
+  }
+  if (parameters > 0) std::cout << "\nparameters: " << parameters << "\n";
+  return code;
+}
+
 }  // namespace
 
 Runner add_inspect(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("inspect", "what a .safetensors or PyTorch (.pt) file holds");
+  CLI::App* cmd = app.add_subcommand(
+      "inspect",
+      "what a .safetensors or PyTorch (.pt) file, or a Hugging Face model folder, holds");
   auto options = std::make_shared<InspectOptions>();
-  cmd->add_option("file", options->path, "a .safetensors file or a torch.save checkpoint")
+  cmd->add_option("file", options->path,
+                  "a .safetensors file, a torch.save checkpoint, or a model folder (config.json)")
       ->required();
   cmd->add_flag("--stats", options->stats, "min/max/mean/std and NaN/Inf counts per tensor");
   cmd->add_flag("--verify", options->verify,
