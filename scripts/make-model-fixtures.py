@@ -95,6 +95,10 @@ def write_bert(name, model):
                    "values": [round(float(x), 7) for x in values.flatten()]}, f)
 
 
+def tokenizer_size(path):
+    return tokenizers.Tokenizer.from_file(path).get_vocab_size()
+
+
 def main():
     for name, make in MODELS.items():
         torch.manual_seed(0)
@@ -128,6 +132,12 @@ def main():
     with open(os.path.join(folder, "expected.json"), "w") as f:
         json.dump({"prompt": prompt, "max_new_tokens": 12, "ids": out[0].tolist(),
                    "text": tok.decode(out[0][len(ids):].tolist())}, f, ensure_ascii=False)
+    # A BERT with the WordPiece tokenizer of tests/tokenizers/fixtures, for examples/bert_embed.cpp.
+    folder = os.path.join(OUT, "bert_with_tokenizer")
+    source = os.path.join(OUT, "..", "..", "tokenizers", "fixtures", "bert", "tokenizer.json")
+    torch.manual_seed(3)
+    BertModel(BertConfig(**dict(bert, vocab_size=tokenizer_size(source)))).eval().save_pretrained(folder)
+    shutil.copy(source, os.path.join(folder, "tokenizer.json"))
     print("wrote", sorted(os.listdir(OUT)))
 
 
