@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -147,6 +148,10 @@ class AutoModelForCausalLM {
   // weight missing, unexpected or of the wrong shape is an ErrorKind::Format error naming it.
   static std::shared_ptr<CausalLM> from_pretrained(const std::filesystem::path& dir,
                                                    const PretrainedOptions& options = {});
+  // A model of config.json's text with Hugging Face's random initialization (transformers'
+  // from_config): matrices normal(0, initializer_range), biases zero, norm weights one.
+  static std::shared_ptr<CausalLM> from_config(std::string_view config_json,
+                                               const PretrainedOptions& options = {});
 };
 
 class AutoModel {

@@ -10,7 +10,7 @@ namespace {
 
 struct BertSizes {
   int64_t vocab, hidden, layers, heads, inner, positions, types, labels;
-  double eps, init_std;
+  double eps;
 };
 
 class BertEmbeddingsImpl : public nn::Module {
@@ -179,8 +179,6 @@ class BertForSequenceClassification final : public SequenceClassifier {
   explicit BertForSequenceClassification(const BertSizes& s) : s_(s) {
     bert = register_module("bert", std::make_shared<BertModel>(s));
     classifier = register_module("classifier", nn::Linear(s.hidden, s.labels));
-    nn::init::normal_(classifier->weight, 0.0, s.init_std);  // Hugging Face's initialization
-    nn::init::zeros_(classifier->bias);
   }
   Tensor forward(const Tensor& input_ids, const Tensor& attention_mask,
                  const Tensor& token_type_ids) override {
@@ -207,7 +205,6 @@ BertSizes sizes(const Config& c) {
   s.positions = c.integer("max_position_embeddings", 512);
   s.types = c.integer("type_vocab_size", 2);
   s.eps = c.number("layer_norm_eps", 1e-12);
-  s.init_std = c.number("initializer_range", 0.02);
   s.labels = 2;
   if (const nlohmann::json* labels = c.find("id2label")) {
     OX_CHECK(labels->is_object() && !labels->empty(), Format, kFromPretrained, c.where(),
@@ -238,7 +235,11 @@ Config bert_config(const std::filesystem::path& dir, const char* auto_class) {
 std::shared_ptr<EncoderModel> AutoModel::from_pretrained(const std::filesystem::path& dir,
                                                          const PretrainedOptions& options) {
   const Config config = bert_config(dir, "AutoModel");
-  auto model = std::make_shared<BertModel>(sizes(config));
+  std::shared_ptr<BertModel> model;
+  {
+    nn::init::SkipInitGuard skip;  // every parameter is about to be overwritten
+    model = std::make_shared<BertModel>(sizes(config));
+  }
   load_weights(*model, config, dir, options);
   return model;
 }
@@ -246,7 +247,11 @@ std::shared_ptr<EncoderModel> AutoModel::from_pretrained(const std::filesystem::
 std::shared_ptr<SequenceClassifier> AutoModelForSequenceClassification::from_pretrained(
     const std::filesystem::path& dir, const PretrainedOptions& options) {
   const Config config = bert_config(dir, "AutoModelForSequenceClassification");
-  auto model = std::make_shared<BertForSequenceClassification>(sizes(config));
+  std::shared_ptr<BertForSequenceClassification> model;
+  {
+    nn::init::SkipInitGuard skip;  // loaded, or (the head) initialized by load_weights
+    model = std::make_shared<BertForSequenceClassification>(sizes(config));
+  }
   load_weights(*model, config, dir, options,
                [](const std::string& name) { return name.starts_with("classifier."); });
   return model;

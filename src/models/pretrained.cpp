@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "oxmera/autograd.h"
 #include "oxmera/core/error.h"
 #include "oxmera/io/pytorch.h"
 #include "oxmera/io/safetensors.h"
@@ -47,6 +48,18 @@ Config Config::read(const std::filesystem::path& dir) {
   Config config;
   config.json_ = read_json(path);
   config.path_ = path.string();
+  return config;
+}
+
+Config Config::parse(std::string_view text) {
+  Config config;
+  try {
+    config.json_ = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    OX_FAIL(Format, kFromPretrained, "the config is not valid JSON: ", e.what());
+  }
+  OX_CHECK(config.json_.is_object(), Format, kFromPretrained, "the config is not a JSON object");
+  config.path_ = "the config";
   return config;
 }
 
@@ -98,10 +111,16 @@ std::optional<std::string> Config::string(const char* key) const {
   return value->get<std::string>();
 }
 
-TensorDict read_weights(const std::filesystem::path& dir) {
+void for_each_weight_file(const std::filesystem::path& dir,
+                          const std::function<void(const std::string&, const TensorDict&)>& take) {
   std::error_code ec;
+  // Safetensors files are mapped (copy-on-write): a tensor's pages are read when it is placed.
+  const auto mapped = [](const std::filesystem::path& path) {
+    return SafetensorsFile::open(path.string()).get_all();
+  };
   if (std::filesystem::exists(dir / "model.safetensors", ec)) {
-    return load_safetensors((dir / "model.safetensors").string());
+    take("model.safetensors", mapped(dir / "model.safetensors"));
+    return;
   }
   if (std::filesystem::exists(dir / "model.safetensors.index.json", ec)) {
     const auto index_path = dir / "model.safetensors.index.json";
@@ -119,22 +138,24 @@ TensorDict read_weights(const std::filesystem::path& dir) {
                "\" is not a file of the folder");
       by_shard[file].push_back(name);
     }
-    TensorDict weights;
+    // Every shard must exist before any is read: a missing one fails at once.
     for (const auto& [file, names] : by_shard) {
       OX_CHECK(std::filesystem::exists(dir / file, ec), Io, kFromPretrained, "the shard ", file,
                " named by ", index_path.string(), " is missing");
-      const TensorDict shard = load_safetensors((dir / file).string());
-      for (const std::string& name : names) {
-        const Tensor* tensor = shard.find(name);
-        OX_CHECK(tensor, Format, kFromPretrained, index_path.string(), " puts \"", name, "\" in ",
-                 file, ", which does not hold it");
-        weights.insert(name, *tensor);
-      }
     }
-    return weights;
+    for (const auto& [file, names] : by_shard) {
+      const TensorDict shard = mapped(dir / file);
+      for (const std::string& name : names) {
+        OX_CHECK(shard.contains(name), Format, kFromPretrained, index_path.string(), " puts \"",
+                 name, "\" in ", file, ", which does not hold it");
+      }
+      take(file, shard);
+    }
+    return;
   }
   if (std::filesystem::exists(dir / "pytorch_model.bin", ec)) {
-    return load_pytorch((dir / "pytorch_model.bin").string());
+    take("pytorch_model.bin", load_pytorch((dir / "pytorch_model.bin").string()));
+    return;
   }
   OX_FAIL(Io, kFromPretrained, dir.string(),
           " has no weights: none of model.safetensors, model.safetensors.index.json, "
@@ -190,75 +211,116 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64
   return nn::functional::scaled_dot_product_attention(q, keys, values, {.attn_mask = mask});
 }
 
+namespace {
+
+// A file's name for a weight as the model spells it: with or without the base model's prefix
+// (GPT-2's original files lack "transformer.", a BertForSequenceClassification file has "bert."
+// that AutoModel's BertModel lacks), and TensorFlow-era LayerNorm.gamma/beta.
+std::optional<std::string> place(std::string name, const TensorDict& own) {
+  for (const auto& [from, to] : {std::pair{".gamma", ".weight"}, std::pair{".beta", ".bias"}}) {
+    if (name.ends_with(from) && name.find("LayerNorm") != std::string::npos) {
+      name = name.substr(0, name.size() - std::string_view(from).size()) + to;
+    }
+  }
+  if (own.contains(name)) return name;
+  for (const char* prefix : {"transformer.", "bert."}) {
+    if (own.contains(prefix + name)) return prefix + name;
+    if (name.starts_with(prefix) && own.contains(name.substr(std::strlen(prefix)))) {
+      return name.substr(std::strlen(prefix));
+    }
+  }
+  return std::nullopt;
+}
+
+// What a file may hold that is no weight of this model: buffers Hugging Face recomputes, a tied
+// output layer saved anyway (pytorch_model.bin files hold it), the heads of another task (BERT's
+// pre-training "cls.", a classifier when the base model is asked for).
+bool ignorable(const std::string& name) {
+  return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") ||
+         name.ends_with("rotary_emb.inv_freq") || name.ends_with("position_ids") ||
+         name == "lm_head.weight" || name.starts_with("cls.") || name.starts_with("classifier.");
+}
+
+// Hugging Face's initialization of a parameter: matrices normal(0, std), biases zero, norms one.
+void initialize(Tensor& parameter, const std::string& name, double std) {
+  if (parameter.dim() >= 2) {
+    nn::init::normal_(parameter, 0.0, std);
+  } else if (name.ends_with("bias")) {
+    nn::init::zeros_(parameter);
+  } else {
+    nn::init::ones_(parameter);
+  }
+}
+
+std::string listed(const std::vector<std::string>& list) {
+  std::string out;
+  for (size_t i = 0; i < list.size() && i < 8; ++i) out += (i ? ", " : "") + list[i];
+  return list.size() > 8 ? out + ", ... (" + std::to_string(list.size()) + " in all)" : out;
+}
+
+}  // namespace
+
 void load_weights(PretrainedModel& model, const Config& config, const std::filesystem::path& dir,
                   const PretrainedOptions& options,
                   const std::function<bool(const std::string&)>& may_be_missing) {
   const std::string type = config.model_type();
   model.set_config_json(config.json().dump());
-  TensorDict weights = read_weights(dir);
-  // The floating dtype: as asked, else as stored (the first floating weight's).
-  std::optional<DType> dtype = options.dtype;
-  for (const auto& [name, tensor] : weights) {
-    if (!dtype && is_floating(tensor.dtype())) dtype = tensor.dtype();
-  }
-  if (dtype && *dtype != kF32) model.to(*dtype);
-  const TensorDict own = model.state_dict();
-  // A file's names as the model spells them: with or without the base model's prefix (GPT-2's
-  // original files lack "transformer.", a BertForSequenceClassification file has "bert." that
-  // AutoModel's BertModel lacks), and TensorFlow-era LayerNorm.gamma/beta.
-  const auto place = [&](std::string name) -> std::optional<std::string> {
-    for (const auto& [from, to] : {std::pair{".gamma", ".weight"}, std::pair{".beta", ".bias"}}) {
-      if (name.ends_with(from) && name.find("LayerNorm") != std::string::npos) {
-        name = name.substr(0, name.size() - std::string_view(from).size()) + to;
+  // A file at a time: its weights go into the parameters as it is read, so that at most one
+  // shard is held beside the model.
+  TensorDict own;
+  std::set<std::string> loaded;
+  std::vector<std::string> unexpected, mismatched;
+  NoGradGuard no_grad;
+  for_each_weight_file(dir, [&](const std::string& file, const TensorDict& weights) {
+    if (own.empty()) {
+      // The floating dtype: as asked, else as stored (the first floating weight's).
+      std::optional<DType> dtype = options.dtype;
+      for (const auto& [name, tensor] : weights) {
+        if (!dtype && is_floating(tensor.dtype())) dtype = tensor.dtype();
       }
+      if (dtype && *dtype != kF32) model.to(*dtype);
+      own = model.state_dict();  // detached views of the parameters: copy_ reaches them
     }
-    if (own.contains(name)) return name;
-    for (const char* prefix : {"transformer.", "bert."}) {
-      if (own.contains(prefix + name)) return prefix + name;
-      if (name.starts_with(prefix) && own.contains(name.substr(std::strlen(prefix)))) {
-        return name.substr(std::strlen(prefix));
+    for (const auto& [name, tensor] : weights) {
+      const auto key = place(name, own);
+      if (!key) {
+        if (!ignorable(name)) unexpected.push_back(name);
+        continue;
       }
+      Tensor& target = own[*key];
+      if (target.shape() != tensor.shape()) {
+        std::ostringstream line;
+        line << name << " (" << file << ") is " << tensor.shape() << ", the model's "
+             << target.shape();
+        mismatched.push_back(line.str());
+        continue;
+      }
+      target.copy_(tensor);
+      loaded.insert(*key);
     }
-    return std::nullopt;
-  };
-  // What a file may hold that is no weight of this model: buffers Hugging Face recomputes, a
-  // tied output layer saved anyway (pytorch_model.bin files hold it), the heads of another task
-  // (BERT's pre-training "cls.", a classifier when the base model is asked for).
-  const auto ignorable = [](const std::string& name) {
-    return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") ||
-           name.ends_with("rotary_emb.inv_freq") || name.ends_with("position_ids") ||
-           name == "lm_head.weight" || name.starts_with("cls.") || name.starts_with("classifier.");
-  };
-  TensorDict placed;
-  std::vector<std::string> unexpected;
-  for (auto& [name, tensor] : weights) {
-    if (const auto key = place(name)) {
-      placed.insert_or_assign(*key, tensor);
-    } else if (!ignorable(name)) {
-      unexpected.push_back(name);
-    }
-  }
-  const nn::LoadStateResult result = model.load_state_dict(placed, /*strict=*/false);
+  });
   std::vector<std::string> missing;
-  for (const auto& name : result.missing_keys) {
-    if (!may_be_missing || !may_be_missing(name)) missing.push_back(name);
+  for (auto& [name, tensor] : own) {
+    if (loaded.count(name)) continue;
+    if (may_be_missing && may_be_missing(name)) {  // a new head: initialized as transformers does
+      initialize(tensor, name, config.number("initializer_range", 0.02));
+    } else {
+      missing.push_back(name);
+    }
   }
-  const auto names = [](const std::vector<std::string>& list) {
-    std::string out;
-    for (size_t i = 0; i < list.size() && i < 8; ++i) out += (i ? ", " : "") + list[i];
-    return list.size() > 8 ? out + ", ... (" + std::to_string(list.size()) + " in all)" : out;
-  };
+  OX_CHECK(mismatched.empty(), Value, kFromPretrained, dir.string(),
+           ": weights of the wrong shape for its ", type, " model: ", listed(mismatched));
   OX_CHECK(missing.empty(), Format, kFromPretrained, dir.string(), " lacks weights of its ", type,
-           " model: ", names(missing));
+           " model: ", listed(missing));
   OX_CHECK(unexpected.empty(), Format, kFromPretrained, dir.string(), " holds weights its ", type,
-           " model has no place for: ", names(unexpected));
+           " model has no place for: ", listed(unexpected));
   if (options.device) model.to(*options.device);
   model.train(false);
 }
 
-std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::filesystem::path& dir,
-                                                                const PretrainedOptions& options) {
-  const Config config = Config::read(dir);
+namespace {
+
+std::shared_ptr<CausalLM> make_causal_lm(const Config& config) {
   const std::string type = config.model_type();
   std::shared_ptr<CausalLM> model;
   if (type == "gpt2") {
@@ -269,7 +331,34 @@ std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::files
     OX_FAIL(Value, kFromPretrained, config.where(), ": model_type \"", type,
             "\" is not supported by AutoModelForCausalLM (gpt2, llama, mistral, qwen2)");
   }
+  return model;
+}
+
+}  // namespace
+
+std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::filesystem::path& dir,
+                                                                const PretrainedOptions& options) {
+  const Config config = Config::read(dir);
+  std::shared_ptr<CausalLM> model;
+  {
+    nn::init::SkipInitGuard skip;  // every parameter is about to be overwritten
+    model = make_causal_lm(config);
+  }
   load_weights(*model, config, dir, options);
+  return model;
+}
+
+std::shared_ptr<CausalLM> AutoModelForCausalLM::from_config(std::string_view config_json,
+                                                            const PretrainedOptions& options) {
+  const Config config = Config::parse(config_json);
+  auto model = make_causal_lm(config);
+  model->set_config_json(config.json().dump());
+  const double std = config.number("initializer_range", 0.02);
+  NoGradGuard no_grad;
+  for (auto& [name, parameter] : model->named_parameters()) initialize(parameter, name, std);
+  if (options.dtype) model->to(*options.dtype);
+  if (options.device) model->to(*options.device);
+  model->train(false);
   return model;
 }
 

@@ -20,6 +20,7 @@ inline constexpr const char* kFromPretrained = "from_pretrained";  // errors' op
 class Config {
  public:
   static Config read(const std::filesystem::path& dir);
+  static Config parse(std::string_view text);
   std::string model_type() const;
   int64_t integer(const char* key, std::optional<int64_t> fallback = std::nullopt) const;
   double number(const char* key, std::optional<double> fallback = std::nullopt) const;
@@ -34,8 +35,11 @@ class Config {
   std::string path_;
 };
 
-// Every weight of the folder by its name in the files.
-TensorDict read_weights(const std::filesystem::path& dir);
+// The folder's weight files one at a time, each as its tensors by their names in the file
+// (safetensors files mapped: zero-copy until read): model.safetensors, the shards of
+// model.safetensors.index.json (each checked to hold what the index says), or pytorch_model.bin.
+void for_each_weight_file(const std::filesystem::path& dir,
+                          const std::function<void(const std::string&, const TensorDict&)>& take);
 
 // The folder's weights into `model`, with its config (converted to options.dtype, else to the
 // files' floating dtype; then moved to options.device; evaluation mode). A weight the model lacks,

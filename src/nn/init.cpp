@@ -17,6 +17,8 @@ Tensor checked(const Tensor& tensor, const char* op) {
   return tensor;
 }
 
+thread_local int skip_depth = 0;  // SkipInitGuards alive on this thread
+
 TensorOptions options_of(const Tensor& t) { return {.dtype = t.dtype(), .device = t.device()}; }
 
 // Writes values into tensor without recording (parameters are leaves that require grad).
@@ -72,17 +74,25 @@ double calculate_gain(std::string_view nonlinearity, std::optional<double> param
 Tensor uniform_(const Tensor& tensor, double a, double b, Generator* gen) {
   checked(tensor, "uniform_");
   OX_CHECK(a <= b, Value, "uniform_", "the range [", a, ", ", b, ") is empty");
-  return assign(tensor, rand(tensor.shape(), options_of(tensor), gen) * (b - a) + a);
+  if (skip_depth > 0) return tensor;
+  // In place on one temporary (rand * (b - a) + a, the same values without two more copies).
+  Tensor values = rand(tensor.shape(), options_of(tensor), gen);
+  values.mul_(b - a).add_(a);
+  return assign(tensor, values);
 }
 
 Tensor normal_(const Tensor& tensor, double mean, double std, Generator* gen) {
   checked(tensor, "normal_");
   OX_CHECK(std >= 0, Value, "normal_", "std must be >= 0, got ", std);
-  return assign(tensor, randn(tensor.shape(), options_of(tensor), gen) * std + mean);
+  if (skip_depth > 0) return tensor;
+  Tensor values = randn(tensor.shape(), options_of(tensor), gen);
+  values.mul_(std).add_(mean);
+  return assign(tensor, values);
 }
 
 Tensor constant_(const Tensor& tensor, double value) {
   checked(tensor, "constant_");
+  if (skip_depth > 0) return tensor;
   NoGradGuard no_grad;
   Tensor(tensor).fill_(value);
   return tensor;
@@ -93,6 +103,7 @@ Tensor ones_(const Tensor& tensor) { return constant_(tensor, 1.0); }
 Tensor eye_(const Tensor& tensor) {
   checked(tensor, "eye_");
   OX_CHECK(tensor.dim() == 2, Shape, "eye_", "needs a 2-d tensor, got ", tensor.shape());
+  if (skip_depth > 0) return tensor;
   return assign(tensor, eye(tensor.size(0), tensor.size(1), options_of(tensor)));
 }
 
@@ -129,6 +140,7 @@ Tensor trunc_normal_(const Tensor& tensor, double mean, double std, double a, do
   checked(tensor, "trunc_normal_");
   OX_CHECK(std > 0 && a < b, Value, "trunc_normal_", "needs std > 0 and a < b, got std ", std,
            ", [", a, ", ", b, "]");
+  if (skip_depth > 0) return tensor;
   const auto cdf = [](double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); };
   const double lo = 2 * cdf((a - mean) / std) - 1, hi = 2 * cdf((b - mean) / std) - 1;
   // Inverse-CDF sampling in f64: uniform in [cdf(a), cdf(b)), mapped through erfinv.
@@ -141,7 +153,7 @@ Tensor trunc_normal_(const Tensor& tensor, double mean, double std, double a, do
 Tensor orthogonal_(const Tensor& tensor, double gain, Generator* gen) {
   checked(tensor, "orthogonal_");
   OX_CHECK(tensor.dim() >= 2, Shape, "orthogonal_", "needs 2 or more dims, got ", tensor.shape());
-  if (tensor.numel() == 0) return tensor;
+  if (skip_depth > 0 || tensor.numel() == 0) return tensor;
   const int64_t rows = tensor.size(0), cols = tensor.numel() / rows;
   const bool wide = rows < cols;
   const int64_t m = wide ? cols : rows, n = wide ? rows : cols;  // m >= n
@@ -168,5 +180,8 @@ Tensor orthogonal_(const Tensor& tensor, double gain, Generator* gen) {
   if (wide) q = q.t();
   return assign(tensor, q.reshape(tensor.shape()).to(tensor.device()));
 }
+
+SkipInitGuard::SkipInitGuard() { ++skip_depth; }
+SkipInitGuard::~SkipInitGuard() { --skip_depth; }
 
 }  // namespace ox::nn::init

@@ -143,7 +143,7 @@ TEST_F(BrokenFolder, UnexpectedWeight) {
 
 TEST_F(BrokenFolder, MisshapedWeight) {
   edit_config([](auto& c) { c["n_embd"] = 16; });
-  expect_error(ox::ErrorKind::Value, "shape mismatch");
+  expect_error(ox::ErrorKind::Value, "weights of the wrong shape");
 }
 
 TEST_F(BrokenFolder, NoWeights) {

@@ -4,6 +4,7 @@
 #include <oxmera/oxmera.h>
 
 #include <cmath>
+#include <functional>
 
 #include "test_util.h"
 
@@ -119,6 +120,29 @@ TEST(Init, OrthogonalGivesOrthonormalRowsOrColumns) {
       for (int64_t j = 0; j < n; ++j) EXPECT_NEAR(g[i * n + j], i == j ? 4.0 : 0.0, 1e-12);
   }
   EXPECT_EQ(kind_of([] { nn::init::orthogonal_(empty({3})); }), ErrorKind::Shape);
+}
+
+TEST(Init, SkipInitGuardLeavesTensorsAsTheyAreButStillChecks) {
+  ox::Tensor t = ox::full({3, 4}, 7.0);
+  {
+    nn::init::SkipInitGuard skip;
+    for (const auto& fill : std::vector<std::function<void()>>{
+             [&] { nn::init::uniform_(t, -1, 1); }, [&] { nn::init::normal_(t); },
+             [&] { nn::init::zeros_(t); }, [&] { nn::init::ones_(t); }, [&] { nn::init::eye_(t); },
+             [&] { nn::init::kaiming_uniform_(t); }, [&] { nn::init::xavier_normal_(t); },
+             [&] { nn::init::trunc_normal_(t); }, [&] { nn::init::orthogonal_(t); }}) {
+      fill();
+      EXPECT_TRUE(ox::equal(t, ox::full({3, 4}, 7.0)));
+    }
+    EXPECT_THROW(nn::init::uniform_(t, 1, -1), ox::Error);  // the checks still run
+    EXPECT_THROW(nn::init::zeros_(ox::Tensor()), ox::Error);
+    // A layer built meanwhile keeps whatever its fresh memory held: no random numbers drawn.
+    const uint64_t offset = ox::default_generator().offset();
+    ox::nn::Linear layer(16, 16);
+    EXPECT_EQ(ox::default_generator().offset(), offset);
+  }
+  nn::init::uniform_(t, 2, 3);  // the guard is gone
+  EXPECT_TRUE(ox::all(ox::ge(t, 2.0)).item<bool>());
 }
 
 }  // namespace

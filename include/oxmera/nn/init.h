@@ -9,6 +9,18 @@
 
 namespace ox::nn::init {
 
+// While one lives on this thread, the initializers below check their argument and leave it as
+// it is (its memory uninitialized when fresh): modules built only to be overwritten, as by
+// loading weights (transformers' no_init_weights, torch.nn.utils.skip_init), cost no random
+// numbers and no temporaries.
+class SkipInitGuard {
+ public:
+  SkipInitGuard();
+  ~SkipInitGuard();
+  SkipInitGuard(const SkipInitGuard&) = delete;
+  SkipInitGuard& operator=(const SkipInitGuard&) = delete;
+};
+
 // fan_in = size(1) × receptive field, fan_out = size(0) × receptive field (dims >= 2).
 struct Fans {
   int64_t fan_in, fan_out;
