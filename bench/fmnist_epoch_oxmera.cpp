@@ -90,6 +90,11 @@ std::optional<double> g_accuracy;
 const FashionMnist& fashion_mnist() { return loaded().view; }
 
 std::string row_unavailable(std::string_view id) {
+  if (id == "tokenize_bytelevel" &&
+      !std::filesystem::exists(std::filesystem::path(tokenizer_fixture_dir()) / "corpus.txt")) {
+    return "the tokenizer fixtures are not in " + tokenizer_fixture_dir() +
+           " (set OXMERA_TOKENIZER_FIXTURES)";
+  }
   return id == "fmnist_epoch" ? fashion_mnist().missing : std::string();
 }
 

@@ -162,6 +162,33 @@ inline Policy fixed_runs(int warmup, int reps) {
   return p;
 }
 
+// Hugging Face rows (oxmera_hf.cpp; their reference is transformers on PyTorch, run by
+// bench/hf_reference.py with the same configs, shapes and ids): GPT-2-small and a ~100 M
+// Llama-style model with random weights; prefill is one forward pass of kPrefillTokens into a
+// cache; decode is kDecodeTokens greedy steps after a kDecodePrompt-token prompt (untimed), at
+// a batch of 1 or 8; tokenize encodes the tokenizer fixture corpus with a byte-level BPE.
+inline constexpr int64_t kPrefillTokens = 512, kDecodePrompt = 16, kDecodeTokens = 32;
+inline constexpr const char* kGpt2Config =
+    R"({"model_type": "gpt2", "vocab_size": 50257, "n_positions": 1024, "n_embd": 768,
+        "n_layer": 12, "n_head": 12})";
+inline constexpr const char* kLlamaConfig =
+    R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 768, "intermediate_size": 2048,
+        "num_hidden_layers": 12, "num_attention_heads": 12, "num_key_value_heads": 4,
+        "max_position_embeddings": 2048, "tie_word_embeddings": false})";
+bool is_hf_row(std::string_view id);
+// The row's model config, batch, dtype ("f32"/"bf16") and kind ("prefill"/"decode"/"tokenize").
+struct HfRow {
+  const char* config;
+  int64_t batch;
+  const char* dtype;
+  const char* kind;
+};
+HfRow hf_row(std::string_view id);
+Timing oxmera_hf_seconds(std::string_view id);
+// The byte-level tokenizer and corpus the tokenize row reads (tests/tokenizers/fixtures).
+std::string tokenizer_fixture_dir();
+double tokenizer_corpus_bytes();  // the bytes one call of tokenize_bytelevel encodes
+
 // Why row `id` cannot run on this machine (its data set is missing), or "" when it can.
 std::string row_unavailable(std::string_view id);
 // Test accuracy in [0, 1] after a framework's last run of a row that trains (fmnist_epoch);

@@ -177,22 +177,56 @@ std::optional<std::string> output_of(std::vector<std::string> args) {
 // Runs `program` (this one or the anchor twin) as `--side=side --only=id` and reads its sample
 // line. One process a figure: the two frameworks' OpenMP pools and allocators never share one,
 // and each side starts from the same state whatever ran before it.
+// The Hugging Face rows' reference side: transformers and the tokenizers library in Python
+// (bench/hf_reference.py, on Debian's PyTorch, the same version as its LibTorch, with what
+// scripts/install-deps.sh --bench put in build/hf-python).
+std::vector<std::string> hf_reference_command(std::string_view id, int threads) {
+  const std::filesystem::path bench = std::filesystem::path(OXMERA_BENCH_RESULTS_DIR).parent_path();
+  const HfRow row = hf_row(id);
+  return {"/usr/bin/env",
+          "PYTHONPATH=" + (bench.parent_path() / "build" / "hf-python").string(),
+          "RAYON_NUM_THREADS=1",
+          "TOKENIZERS_PARALLELISM=false",
+          "/usr/bin/python3",
+          (bench / "hf_reference.py").string(),
+          "--row=" + std::string(id),
+          "--threads=" + std::to_string(threads),
+          std::string("--config=") + row.config,
+          "--batch=" + std::to_string(row.batch),
+          std::string("--dtype=") + row.dtype,
+          std::string("--kind=") + row.kind,
+          "--prefill=" + std::to_string(kPrefillTokens),
+          "--prompt=" + std::to_string(kDecodePrompt),
+          "--decode=" + std::to_string(kDecodeTokens),
+          "--fixtures=" + tokenizer_fixture_dir()};
+}
+
 Sample run_side(const std::string& program, const char* side, std::string_view id, int threads) {
+  const bool reference = std::string_view(side) == "libtorch" && is_hf_row(id);
   const std::optional<std::string> printed =
-      output_of({program, std::string("--side=") + side, "--only=" + std::string(id),
-                 "--threads=" + std::to_string(threads)});
+      reference ? output_of(hf_reference_command(id, threads))
+                : output_of({program, std::string("--side=") + side, "--only=" + std::string(id),
+                             "--threads=" + std::to_string(threads)});
   if (!printed) {
     std::fprintf(stderr, "oxmera_bench: the %s process of %s for %.*s failed\n", side,
                  program.c_str(), static_cast<int>(id.size()), id.data());
     return {};
   }
   const std::string& out = *printed;
+  auto known = [](double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
+  if (reference) {  // the script prints seconds per call; the row's unit follows from them
+    const size_t at = out.rfind("oxbench-seconds");
+    double seconds = NAN;
+    if (at != std::string::npos) std::sscanf(out.c_str() + at + 15, "%lf", &seconds);
+    for (const Spec& spec : specs())
+      if (spec.id == id) return {figure(spec, known(seconds)), std::nullopt};
+    return {};
+  }
   const size_t at = out.rfind(kSampleTag);
   if (at == std::string::npos) return {};
-  double figure = NAN, accuracy = NAN;
-  std::sscanf(out.c_str() + at + std::strlen(kSampleTag), "%lf %lf", &figure, &accuracy);
-  auto known = [](double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); };
-  return {known(figure), known(accuracy)};
+  double value = NAN, accuracy = NAN;
+  std::sscanf(out.c_str() + at + std::strlen(kSampleTag), "%lf %lf", &value, &accuracy);
+  return {known(value), known(accuracy)};
 }
 
 // --side: one framework's figure for one row, printed as the sample line.

@@ -141,6 +141,7 @@ void oxmera_set_threads(int n) { ox::set_num_threads(n); }
 Timing oxmera_seconds(std::string_view id) {
   if (skipped_here(id)) return std::nullopt;
   if (is_distributed_row(id)) return oxmera_distributed_seconds(id);
+  if (is_hf_row(id)) return oxmera_hf_seconds(id);
   const auto it = rows().find(id);
   return it == rows().end() ? oxmera_model_seconds(id) : it->second();
 }

@@ -137,13 +137,40 @@ const std::vector<Spec>& specs() {
       {"fmnist_epoch", "s", false, 1.0},
       {"ddp_cnn_step", "ms", false, 1e3},
       {"allreduce64M", "GB/s", true, 4.0 * double(kAllReduceFloats) * kGiga},
+      {"gpt2_prefill512", "ms", false, 1e3},
+      {"gpt2_decode_b1", "tokens/s", true, double(kDecodeTokens)},
+      {"gpt2_decode_b8", "tokens/s", true, 8.0 * double(kDecodeTokens)},
+      {"gpt2_decode_b1_bf16", "tokens/s", true, double(kDecodeTokens)},
+      {"llama_prefill512", "ms", false, 1e3},
+      {"llama_prefill512_bf16", "ms", false, 1e3},
+      {"llama_decode_b1", "tokens/s", true, double(kDecodeTokens)},
+      {"llama_decode_b8", "tokens/s", true, 8.0 * double(kDecodeTokens)},
+      {"llama_decode_b1_bf16", "tokens/s", true, double(kDecodeTokens)},
+      // MB of the corpus per call (tokenizer_corpus_bytes()), set at first use.
+      {"tokenize_bytelevel", "MB/s", true, 0.0},
   };
   return table;
 }
 
 std::optional<double> figure(const Spec& s, Timing seconds) {
   if (!seconds || *seconds <= 0) return std::nullopt;
-  return s.throughput ? s.amount / *seconds : *seconds * s.amount;
+  const double amount =
+      std::string_view(s.id) == "tokenize_bytelevel" ? tokenizer_corpus_bytes() * 1e-6 : s.amount;
+  return s.throughput ? amount / *seconds : *seconds * amount;
+}
+
+bool is_hf_row(std::string_view id) {
+  return id.starts_with("gpt2_") || id.starts_with("llama_") || id == "tokenize_bytelevel";
+}
+
+HfRow hf_row(std::string_view id) {
+  const char* config = id.starts_with("gpt2_") ? kGpt2Config : kLlamaConfig;
+  const int64_t batch = id.find("_b8") != std::string_view::npos ? 8 : 1;
+  const char* dtype = id.ends_with("_bf16") ? "bf16" : "f32";
+  const char* kind = id.find("prefill") != std::string_view::npos  ? "prefill"
+                     : id.find("decode") != std::string_view::npos ? "decode"
+                                                                   : "tokenize";
+  return {config, batch, dtype, kind};
 }
 
 }  // namespace oxbench

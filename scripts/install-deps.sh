@@ -3,7 +3,8 @@
 # make install) gets what builds the library and the `oxmera` command, and the data set it
 # trains on; --test adds what the test suite needs, --bench LibTorch to compare against,
 # --format clang-format. --bench-wheel DIR is --bench and, from PyPI (benchmark tooling only),
-# the newest torch wheel's LibTorch unpacked into DIR (make bench ANCHOR=wheel). Idempotent and
+# the newest torch wheel's LibTorch unpacked into DIR (make bench ANCHOR=wheel); both also put
+# transformers and tokenizers for Debian's PyTorch into build/hf-python. Idempotent and
 # quiet when everything is present.
 # A package that cannot be installed is named, with apt's reason, and the exit code is 1.
 set -euo pipefail
@@ -21,11 +22,12 @@ packages=("${build[@]}")
 case "${1:-}" in
   "") ;;
   --test) packages+=(clang libclang-rt-dev) ;;  # the fuzz targets (libFuzzer)
-  --bench) packages+=(libtorch-dev libbenchmark-dev) ;;
+  --bench) packages+=(libtorch-dev libbenchmark-dev python3-torch python3-pip); hf_python=1 ;;
   --bench-wheel)
     [ -n "${2:-}" ] || { echo "usage: install-deps.sh --bench-wheel DIR" >&2; exit 2; }
-    packages+=(libtorch-dev libbenchmark-dev python3-pip)
+    packages+=(libtorch-dev libbenchmark-dev python3-torch python3-pip)
     wheel_dir=$2
+    hf_python=1
     ;;
   --format) packages+=(clang-format) ;;
   *) echo "usage: install-deps.sh [--test | --bench | --bench-wheel DIR | --format]" >&2; exit 2 ;;
@@ -52,11 +54,24 @@ install_torch_wheel() {
     { echo "install-deps: the torch wheel in $dir has no lib/libtorch_cpu.so" >&2; exit 1; }
 }
 
+# The Hugging Face rows' reference (bench/hf_reference.py): transformers and tokenizers from PyPI
+# for Debian's python3-torch (1.13, the version of its LibTorch), into build/hf-python. numpy
+# stays below 2, as that PyTorch was built against numpy 1.
+install_hf_python() {
+  local dir=build/hf-python
+  [ -d "$dir/transformers" ] && return 0
+  echo "install-deps: fetching transformers and tokenizers into $dir (benchmark reference only)"
+  /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    --target "$dir" "transformers>=4.44,<4.46" "numpy<2" ||
+    { echo "install-deps: pip could not install transformers from PyPI" >&2; exit 1; }
+}
+
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then
   [ -z "${wheel_dir:-}" ] || install_torch_wheel "$wheel_dir"
+  [ -z "${hf_python:-}" ] || install_hf_python
   exit 0
 fi
 
@@ -95,3 +110,4 @@ if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log
 fi
 for p in "${missing[@]}"; do installed "$p" || fail "$p is still not installed after apt-get install"; done
 [ -z "${wheel_dir:-}" ] || install_torch_wheel "$wheel_dir"
+[ -z "${hf_python:-}" ] || install_hf_python

@@ -2,6 +2,7 @@
 // scripts/make-model-fixtures.py), run as a user runs them.
 
 #include <gtest/gtest.h>
+#include <oxmera/oxmera.h>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +78,60 @@ TEST(InspectCli, AFolderShowsItsConfigTokenizerAndWeights) {
   const auto with_tokenizer =
       run_oxmera({"inspect", fixture("gpt2_with_tokenizer").string()}, fs::temp_directory_path());
   EXPECT_TRUE(has(with_tokenizer.out, "tokenizer.json: 1501 tokens")) << with_tokenizer.out;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TrainLmCli, FineTunesAFolderOnTextAndWritesOneTransformersReads) {
+  const fs::path dir = fs::temp_directory_path() / ("oxmera-cli-lm-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string text =
+      (fs::path(oxtest::kSourceDir) / "tests" / "tokenizers" / "fixtures" / "corpus.txt").string();
+  const auto r = run_oxmera({"train",
+                             "--recipe",
+                             "lm",
+                             "--model",
+                             fixture("gpt2_with_tokenizer").string(),
+                             "--text",
+                             text,
+                             "--limit",
+                             "64",
+                             "--eval-limit",
+                             "8",
+                             "--batch-size",
+                             "8",
+                             "--lr",
+                             "1e-3",
+                             "--seed",
+                             "3",
+                             "--save",
+                             (dir / "run.safetensors").string(),
+                             "--save-pretrained",
+                             (dir / "tuned").string()},
+                            dir);
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_TRUE(has(r.out, "model saved to")) << r.out;
+  EXPECT_TRUE(has(r.out, "sample:")) << r.out;
+  for (const char* file : {"config.json", "model.safetensors", "tokenizer.json"})
+    EXPECT_TRUE(fs::exists(dir / "tuned" / file)) << file;
+  // Trained: the weights moved; and the folder generates like any other.
+  const auto before =
+      ox::models::AutoModelForCausalLM::from_pretrained(fixture("gpt2_with_tokenizer"));
+  const auto after = ox::models::AutoModelForCausalLM::from_pretrained(dir / "tuned");
+  const auto name = "transformer.h.0.attn.c_attn.weight";
+  EXPECT_FALSE(ox::equal(*before->state_dict().find(name), *after->state_dict().find(name)));
+  const auto g = run_oxmera(
+      {"generate", (dir / "tuned").string(), "--prompt", "The tensor", "--max-new-tokens", "5"},
+      dir);
+  EXPECT_EQ(g.code, 0) << describe(g);
+  // Without --model the recipe says what it needs.
+  const auto no_model = run_oxmera({"train", "--recipe", "lm", "--text", text}, dir);
+  EXPECT_EQ(no_model.code, 2) << describe(no_model);
+  EXPECT_TRUE(has(no_model.err, "--model DIR")) << no_model.err;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
 // The recipes of `oxmera train`: the cnn and mlp of docs/WORKLOADS.md on (Fashion-)MNIST, and
-// a character GPT and a character LSTM on a text file.
+// a character GPT and a character LSTM on a text file, and a Hugging Face causal model
+// fine-tuned on one (lm).
 
 #include "recipes.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include <oxmera/nn/rnn.h>
 
@@ -172,7 +178,85 @@ Task text_task(const TrainConfig& config,
   return task;
 }
 
+// A Hugging Face causal model (--model DIR, with its tokenizer.json) fine-tuned on --text: the
+// text's tokens in windows of up to kLmContext (the model's positions permitting), each
+// predicting its next tokens; the last tenth of the windows held out.
+constexpr int64_t kLmContext = 128;
+
+Task lm_task(const TrainConfig& config) {
+  OX_CHECK(!config.model.empty(), Value, "oxmera train",
+           "--recipe lm needs --model DIR: a Hugging Face causal model folder with tokenizer.json");
+  check_input_file(config.text, "--text");
+  const auto tokenizer = std::make_shared<const ox::tokenizers::Tokenizer>(
+      ox::tokenizers::Tokenizer::from_file(config.model));
+  // f32 weights: --precision decides what the steps compute in, as for every recipe.
+  const auto model =
+      ox::models::AutoModelForCausalLM::from_pretrained(config.model, {.dtype = ox::kF32});
+  model->train();
+  const auto settings = nlohmann::json::parse(model->config_json());
+  int64_t context = kLmContext;
+  for (const char* key : {"n_positions", "max_position_embeddings"})
+    if (settings.contains(key) && settings[key].is_number_integer())
+      context = std::min(context, settings[key].get<int64_t>());
+  std::ifstream in(config.text, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::vector<int64_t> ids = tokenizer->encode(text.str(), /*add_special_tokens=*/false);
+  const int64_t windows = ids.empty() ? 0 : (int64_t(ids.size()) - 1) / context;
+  OX_CHECK(windows >= 2, Value, "oxmera train", "text file '", config.text, "' is ", ids.size(),
+           " tokens: too short for two windows of ", context, " tokens");
+  std::vector<int64_t> inputs, targets;
+  for (int64_t w = 0; w < windows; ++w) {
+    inputs.insert(inputs.end(), ids.begin() + w * context, ids.begin() + (w + 1) * context);
+    targets.insert(targets.end(), ids.begin() + w * context + 1,
+                   ids.begin() + (w + 1) * context + 1);
+  }
+  auto all = std::make_shared<ox::data::TensorDataset>(ox::tensor(inputs, {windows, context}),
+                                                       ox::tensor(targets, {windows, context}));
+  const int64_t train_end = std::max<int64_t>(1, windows * 9 / 10);
+  std::vector<int64_t> held_out;
+  for (int64_t w = train_end; w < windows; ++w) held_out.push_back(w);
+  Task task;
+  task.model = model;
+  task.train =
+      limited(std::make_shared<ox::data::Subset>(all, first_indices(train_end)), config.limit);
+  task.test = std::make_shared<ox::data::Subset>(all, std::move(held_out));
+  task.test_name = "held-out text";
+  task.logits = [model](const ox::Tensor& batch) {
+    return model->forward(batch).reshape({-1, model->vocab_size()});
+  };
+  task.targets = [](const ox::Tensor& batch) { return batch.reshape({-1}); };
+  task.batch_size = 8;
+  task.lr = 5e-5;  // transformers' Trainer default
+  task.optimizer = "adamw";
+  task.data_fingerprint = fingerprint(all->data());
+  // Continues the text's first tokens for 40 tokens, sampled with the run's seed.
+  task.sample = [model, tokenizer,
+                 start = std::vector<int64_t>(
+                     ids.begin(), ids.begin() + std::min<int64_t>(8, int64_t(ids.size())))](
+                    uint64_t seed) {
+    model->eval();
+    const ox::Tensor out = model->generate(ox::tensor(start, {1, int64_t(start.size())})
+                                               .to(model->state_dict().begin()->second.device()),
+                                           {.max_new_tokens = 40, .do_sample = true, .seed = seed});
+    const ox::Tensor all_ids = out.to(ox::Device::cpu()).contiguous();
+    return tokenizer->decode(std::vector<int64_t>(all_ids.data_ptr<int64_t>(),
+                                                  all_ids.data_ptr<int64_t>() + all_ids.numel()));
+  };
+  if (!config.save_pretrained.empty()) {
+    task.finish = [model, out = config.save_pretrained, dir = config.model] {
+      model->save_pretrained(out);
+      std::filesystem::copy_file(std::filesystem::path(dir) / "tokenizer.json",
+                                 std::filesystem::path(out) / "tokenizer.json",
+                                 std::filesystem::copy_options::overwrite_existing);
+      return "model saved to " + out + " (config.json, safetensors, tokenizer.json)";
+    };
+  }
+  return task;
+}
+
 Task recipe_task(const TrainConfig& config) {
+  if (config.recipe == "lm") return lm_task(config);
   if (config.recipe == "cnn") return image_task(config, oxbench::cnn_model());
   if (config.recipe == "mlp") return image_task(config, oxbench::mlp_model());
   if (config.recipe == "chargpt")
@@ -190,18 +274,18 @@ Task recipe_task(const TrainConfig& config) {
     return task;
   }
   OX_FAIL(Value, "oxmera train", "unknown recipe '", config.recipe,
-          "' (cnn, mlp, chargpt, char_lstm)");
+          "' (cnn, mlp, chargpt, char_lstm, lm)");
 }
 
 }  // namespace
 
 const std::vector<std::string>& recipe_names() {
-  static const std::vector<std::string> names = {"cnn", "mlp", "chargpt", "char_lstm"};
+  static const std::vector<std::string> names = {"cnn", "mlp", "chargpt", "char_lstm", "lm"};
   return names;
 }
 
 bool is_text_recipe(const std::string& recipe) {
-  return recipe == "chargpt" || recipe == "char_lstm";
+  return recipe == "chargpt" || recipe == "char_lstm" || recipe == "lm";
 }
 
 Task make_task(const TrainConfig& config) {

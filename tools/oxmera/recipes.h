@@ -18,6 +18,8 @@ struct TrainConfig {
   std::string recipe = "cnn";
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::string text = "/usr/share/common-licenses/GPL-3";
+  std::string model;            // lm: a Hugging Face causal model folder
+  std::string save_pretrained;  // lm: where to write the trained model as such a folder
   int64_t epochs = 1;
   int64_t batch_size = 0;
   double lr = 0;
@@ -45,7 +47,7 @@ struct TrainConfig {
 };
 
 const std::vector<std::string>& recipe_names();
-// Whether the recipe trains on --text (chargpt, char_lstm) rather than on --data images.
+// Whether the recipe trains on --text (chargpt, char_lstm, lm) rather than on --data images.
 bool is_text_recipe(const std::string& recipe);
 
 // A recipe made concrete: the model is built (from the current default generator) and the data
@@ -66,6 +68,8 @@ struct Task {
   uint64_t data_fingerprint = 0;
   // Text to print when training ends (chargpt, char_lstm: a sample), empty when none.
   std::function<std::string(uint64_t seed)> sample;
+  // Run by the leader after the last checkpoint (lm: --save-pretrained); returns what to print.
+  std::function<std::string()> finish;
 };
 
 // Reads the recipe's data (Io/Format errors for a missing or bad file, a path that is not a

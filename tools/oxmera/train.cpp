@@ -230,6 +230,7 @@ struct Run {
       command += std::string(" ") + name + " " + value;
     };
     if (is_text_recipe(config.recipe) && config.text != defaults.text) flag("--text", config.text);
+    if (!config.model.empty()) flag("--model", config.model);
     if (!is_text_recipe(config.recipe) && config.data != defaults.data) flag("--data", config.data);
     flag("--epochs", std::to_string(config.epochs));
     flag("--batch-size", std::to_string(batch_size));
@@ -538,10 +539,10 @@ void log_evaluation(Run& run, const Evaluation& result, double elapsed) {
 std::string result_text(const Run& run, const Evaluation& result) {
   if (result.examples == 0) return "no test examples to evaluate on (" + run.task.test_name + ")";
   char text[256];
+  const char* unit = run.config.recipe == "lm" ? "token" : "character";
   if (is_text_recipe(run.config.recipe))
-    std::snprintf(text, sizeof text,
-                  "held-out loss %.4f, next-character accuracy %.2f%% (%lld characters of %s)",
-                  result.loss, 100 * result.accuracy, (long long)result.examples,
+    std::snprintf(text, sizeof text, "held-out loss %.4f, next-%s accuracy %.2f%% (%lld %ss of %s)",
+                  result.loss, unit, 100 * result.accuracy, (long long)result.examples, unit,
                   run.task.test_name.c_str());
   else
     std::snprintf(text, sizeof text, "test accuracy %.2f%% (loss %.4f) on %s, %lld examples",
@@ -690,6 +691,7 @@ int train(Run& run) {
   view->close();
   std::printf("%s\n", result_text(run, *result).c_str());
   if (run.task.sample) std::printf("sample:\n%s\n", run.task.sample(config.seed).c_str());
+  if (run.leader && run.task.finish) std::printf("%s\n", run.task.finish().c_str());
   std::printf("checkpoint saved to %s\n", config.save.c_str());
   std::fflush(stdout);
   return 0;
@@ -699,15 +701,20 @@ int train(Run& run) {
 
 Runner add_train(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "train", "train a model (cnn, mlp on Fashion-MNIST; chargpt, char_lstm on text)");
+      "train",
+      "train a model (cnn, mlp on Fashion-MNIST; chargpt, char_lstm on text; lm: fine-tune a "
+      "Hugging Face causal model on text)");
   auto config = std::make_shared<TrainConfig>();
   cmd->add_option("--recipe", config->recipe, "what to train")
       ->check(CLI::IsMember(recipe_names()))
       ->capture_default_str();
   cmd->add_option("--data", config->data, "MNIST-layout IDX files (cnn, mlp)")
       ->capture_default_str();
-  cmd->add_option("--text", config->text, "a UTF-8 text file (chargpt, char_lstm)")
+  cmd->add_option("--text", config->text, "a UTF-8 text file (chargpt, char_lstm, lm)")
       ->capture_default_str();
+  cmd->add_option("--model", config->model, "a Hugging Face causal model folder (lm)");
+  cmd->add_option("--save-pretrained", config->save_pretrained,
+                  "lm: write the trained model there as a Hugging Face folder");
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   add_integer_option(cmd, "--epochs", config->epochs, 1, kMax,
                      "epochs in all (a resumed run counts the done ones)");
