@@ -436,4 +436,34 @@ TEST_F(MatmulTest, PrimitiveWritesAnyOutputLayout) {
   }
 }
 
+// A few rows against a B with contiguous rows take a path of their own (no packing); each row
+// must have the bits it has inside a product of many rows (the packed kernel), for every K
+// (one and several depth blocks), column tails, strided A, beta (addmm), f32 and f64.
+TEST(MatmulSmallRows, RowsHaveTheBitsOfTheSameRowsInALargerProduct) {
+  for (const DType dt : {DType::F32, DType::F64}) {
+    for (const int64_t k : {1, 7, 1024, 2500}) {
+      for (const int64_t n : {2, 37, 256, 600}) {
+        SCOPED_TRACE(std::string(ox::dtype_name(dt)) + " k=" + std::to_string(k) +
+                     " n=" + std::to_string(n));
+        const Tensor a = ox::randn({16, k}, {.dtype = dt});
+        const Tensor b = ox::randn({k, n}, {.dtype = dt});
+        const Tensor bias = ox::randn({n}, {.dtype = dt});
+        const Tensor big = ox::matmul(a, b);  // 16 rows: the packed kernel
+        const Tensor big_addmm = ox::addmm(bias, a, b, 0.5, 2.0);
+        for (const int64_t m : {1, 3, 8}) {
+          EXPECT_TRUE(ox::equal(ox::matmul(a.narrow(0, 0, m), b), big.narrow(0, 0, m))) << m;
+          EXPECT_TRUE(
+              ox::equal(ox::addmm(bias, a.narrow(0, 0, m), b, 0.5, 2.0), big_addmm.narrow(0, 0, m)))
+              << m;
+        }
+        // A strided A (every other row) and a batch of two.
+        const Tensor every_other = a.slice(0, 0, 16, 2).narrow(0, 0, 4);
+        EXPECT_TRUE(ox::equal(ox::matmul(every_other, b), big.slice(0, 0, 16, 2).narrow(0, 0, 4)));
+        const Tensor batched = ox::matmul(ox::stack({a.narrow(0, 0, 2), a.narrow(0, 2, 2)}), b);
+        EXPECT_TRUE(ox::equal(batched.reshape({4, n}), big.narrow(0, 0, 4)));
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -313,8 +313,36 @@ void gemm_packed_oriented(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alph
   }
 }
 
+// A few rows against a B with contiguous rows (x @ W in decoding: M = batch): straight from B,
+// which packing would copy whole for a single pass. Threads split the columns, each summing its
+// elements over every depth block in order, as gemm_one does: the same bits.
+template <class T>
+void gemm_small_rows(const Batches& bt, const Mat& A, const Mat& B, const Mat& C, T alpha, T beta) {
+  const int64_t M = C.rows, N = C.cols, K = A.cols;
+  const int64_t chunks = ceil_div(N, simd::kSmallCols);
+  for (int64_t t = 0; t < bt.count; ++t) {
+    const T* a = reinterpret_cast<const T*>(A.data) + bt.a[size_t(t)];
+    const T* b = reinterpret_cast<const T*>(B.data) + bt.b[size_t(t)];
+    T* c = reinterpret_cast<T*>(C.data) + bt.dst[size_t(t)];
+    const int64_t grain = std::max<int64_t>(
+        1, int64_t(kGemmParallelWork) / std::max<int64_t>(1, M * K * simd::kSmallCols));
+    parallel_for(0, chunks, grain, [&](int64_t begin, int64_t end) {
+      const int64_t j0 = begin * simd::kSmallCols, j1 = std::min(N, end * simd::kSmallCols);
+      for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
+        simd::gemm_small_rows(a + p0 * A.cs, A.rs, A.cs, b + p0 * B.rs + j0, B.rs, M, j1 - j0,
+                              std::min(kGemmDepth, K - p0), c + j0, C.rs, alpha,
+                              p0 == 0 ? beta : T(1));
+      }
+    });
+  }
+}
+
 template <class In, class Out>
 void gemm_packed(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alpha, acc_t<In> beta) {
+  if constexpr (std::is_same_v<In, Out> && !is_half_v<In>) {
+    if (C.rows <= simd::kSmallRows && B.cs == 1 && C.cs == 1 && B.cols > 1)
+      return gemm_small_rows<In>(bt, A, B, C, alpha, beta);
+  }
   // The kernel stores whole rows of C's tiles fast: a column-major C computes C^T = B^T A^T.
   // So does a thin C (N below one tile), which then runs on short tiles instead of padded ones.
   // The swap changes no bits: each element still sums the same products in k order.

@@ -319,6 +319,61 @@ void Block(const T* apack, const T* bpack, int64_t m, int64_t n, int64_t kc, T* 
   }
 }
 
+// C[m x n] = alpha * A @ B + beta * C for a few rows (m <= kSmallRows) straight from B, whose
+// rows are contiguous: no panels are packed, and each element of B is read once for all m rows
+// (a product with one row, x @ W, is a pass over W). Every element of C sums its products in k
+// order with a fused multiply-add a step from zero and is updated as Tile does: the packed
+// kernel's bits. Accumulators live in L1, a chunk of kSmallCols columns at a time; tails run on
+// one-lane vectors, the same operations.
+template <class T>
+void SmallRows(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t m, int64_t n,
+               int64_t kc, T* c, int64_t crs, T alpha, T beta) {
+  const hn::ScalableTag<T> d;
+  const hn::CappedTag<T, 1> d1;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  HWY_ALIGN T acc[kSmallRows * kSmallCols];
+  const bool read_c = beta != T(0);
+  for (int64_t j0 = 0; j0 < n; j0 += kSmallCols) {
+    const int64_t w = std::min(kSmallCols, n - j0), wv = w / lanes * lanes;
+    std::fill(acc, acc + m * kSmallCols, T(0));
+    for (int64_t k = 0; k < kc; ++k) {
+      const T* brow = b + k * brs + j0;
+      for (int64_t i = 0; i < m; ++i) {
+        const T ak = a[i * ars + k * acs];
+        T* ai = acc + i * kSmallCols;
+        const auto av = hn::Set(d, ak);
+        for (int64_t j = 0; j < wv; j += lanes)
+          hn::Store(hn::MulAdd(av, hn::LoadU(d, brow + j), hn::Load(d, ai + j)), d, ai + j);
+        const auto av1 = hn::Set(d1, ak);
+        for (int64_t j = wv; j < w; ++j)
+          hn::StoreU(hn::MulAdd(av1, hn::LoadU(d1, brow + j), hn::LoadU(d1, ai + j)), d1, ai + j);
+      }
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      T* row = c + i * crs + j0;
+      const T* ai = acc + i * kSmallCols;
+      for (int64_t j = 0; j < wv; j += lanes)
+        hn::StoreU(
+            Update(d, hn::Load(d, ai + j), row + j, hn::Set(d, alpha), hn::Set(d, beta), read_c), d,
+            row + j);
+      for (int64_t j = wv; j < w; ++j)
+        hn::StoreU(Update(d1, hn::LoadU(d1, ai + j), row + j, hn::Set(d1, alpha), hn::Set(d1, beta),
+                          read_c),
+                   d1, row + j);
+    }
+  }
+}
+
+void SmallRowsF32(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs, int64_t m,
+                  int64_t n, int64_t kc, float* c, int64_t crs, float alpha, float beta) {
+  SmallRows(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
+}
+void SmallRowsF64(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs,
+                  int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
+                  double beta) {
+  SmallRows(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
+}
+
 void PackAF32(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out) {
   PackA(a, rs, cs, m, kc, out);
 }
@@ -371,6 +426,8 @@ HWY_EXPORT(PackBHalf);
 HWY_EXPORT(PackBBFloat16);
 HWY_EXPORT(BlockF32);
 HWY_EXPORT(BlockF64);
+HWY_EXPORT(SmallRowsF32);
+HWY_EXPORT(SmallRowsF64);
 
 GemmTile gemm_tile(const float*) { return HWY_DYNAMIC_DISPATCH(TileF32)(); }
 GemmTile gemm_tile(const double*) { return HWY_DYNAMIC_DISPATCH(TileF64)(); }
@@ -405,6 +462,17 @@ void gemm_block(const float* apack, const float* bpack, int64_t m, int64_t n, in
 void gemm_block(const double* apack, const double* bpack, int64_t m, int64_t n, int64_t kc,
                 double* c, int64_t rs, int64_t cs, double alpha, double beta) {
   HWY_DYNAMIC_DISPATCH(BlockF64)(apack, bpack, m, n, kc, c, rs, cs, alpha, beta);
+}
+
+void gemm_small_rows(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs,
+                     int64_t m, int64_t n, int64_t kc, float* c, int64_t crs, float alpha,
+                     float beta) {
+  HWY_DYNAMIC_DISPATCH(SmallRowsF32)(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
+}
+void gemm_small_rows(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs,
+                     int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
+                     double beta) {
+  HWY_DYNAMIC_DISPATCH(SmallRowsF64)(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
 }
 
 }  // namespace ox::cpu::simd
