@@ -314,24 +314,32 @@ void gemm_packed_oriented(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alph
 }
 
 // A few rows against a B with contiguous rows (x @ W in decoding: M = batch): straight from B,
-// which packing would copy whole for a single pass. Threads split the columns, each summing its
-// elements over every depth block in order, as gemm_one does: the same bits.
+// which packing would copy whole for a single pass. The threads split the columns in as many
+// equal ranges (long contiguous runs of each row of B: what streams W from memory fastest),
+// each summing its elements over every depth block in order, as gemm_one does: the same bits.
 template <class T>
 void gemm_small_rows(const Batches& bt, const Mat& A, const Mat& B, const Mat& C, T alpha, T beta) {
   const int64_t M = C.rows, N = C.cols, K = A.cols;
-  const int64_t chunks = ceil_div(N, simd::kSmallCols);
+  const int64_t lanes = 16;  // ranges start on 64-byte lines
+  const int64_t parts = std::clamp<int64_t>(
+      std::min<int64_t>(omp_in_parallel() ? 1 : omp_get_max_threads(), ceil_div(N, lanes)), 1,
+      int64_t(M * N * K / kGemmParallelWork) + 1);
+  Scratch scratch(size_t(M * (N + parts * lanes)) * sizeof(T));
   for (int64_t t = 0; t < bt.count; ++t) {
     const T* a = reinterpret_cast<const T*>(A.data) + bt.a[size_t(t)];
     const T* b = reinterpret_cast<const T*>(B.data) + bt.b[size_t(t)];
     T* c = reinterpret_cast<T*>(C.data) + bt.dst[size_t(t)];
-    const int64_t grain = std::max<int64_t>(
-        1, int64_t(kGemmParallelWork) / std::max<int64_t>(1, M * K * simd::kSmallCols));
-    parallel_for(0, chunks, grain, [&](int64_t begin, int64_t end) {
-      const int64_t j0 = begin * simd::kSmallCols, j1 = std::min(N, end * simd::kSmallCols);
-      for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
-        simd::gemm_small_rows(a + p0 * A.cs, A.rs, A.cs, b + p0 * B.rs + j0, B.rs, M, j1 - j0,
-                              std::min(kGemmDepth, K - p0), c + j0, C.rs, alpha,
-                              p0 == 0 ? beta : T(1));
+    parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        const int64_t j0 = std::min(N, ceil_div(N * part / parts, lanes) * lanes);
+        const int64_t j1 = std::min(N, ceil_div(N * (part + 1) / parts, lanes) * lanes);
+        if (j0 >= j1) continue;
+        T* acc = static_cast<T*>(scratch.get()) + M * (j0 + part * lanes);
+        for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
+          simd::gemm_small_rows(a + p0 * A.cs, A.rs, A.cs, b + p0 * B.rs + j0, B.rs, M, j1 - j0,
+                                std::min(kGemmDepth, K - p0), c + j0, C.rs, alpha,
+                                p0 == 0 ? beta : T(1), acc);
+        }
       }
     });
   }

@@ -321,57 +321,81 @@ void Block(const T* apack, const T* bpack, int64_t m, int64_t n, int64_t kc, T* 
 
 // C[m x n] = alpha * A @ B + beta * C for a few rows (m <= kSmallRows) straight from B, whose
 // rows are contiguous: no panels are packed, and each element of B is read once for all m rows
-// (a product with one row, x @ W, is a pass over W). Every element of C sums its products in k
-// order with a fused multiply-add a step from zero and is updated as Tile does: the packed
-// kernel's bits. Accumulators live in L1, a chunk of kSmallCols columns at a time; tails run on
+// (a product with one row, x @ W, is one pass over W, row by row). Every element of C sums its
+// products in k order with a fused multiply-add a step from zero and is updated as Tile does:
+// the packed kernel's bits. acc holds m x n accumulators (the caller's scratch); tails run on
 // one-lane vectors, the same operations.
 template <class T>
 void SmallRows(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t m, int64_t n,
-               int64_t kc, T* c, int64_t crs, T alpha, T beta) {
+               int64_t kc, T* c, int64_t crs, T alpha, T beta, T* acc) {
   const hn::ScalableTag<T> d;
   const hn::CappedTag<T, 1> d1;
-  const int64_t lanes = int64_t(hn::Lanes(d));
-  HWY_ALIGN T acc[kSmallRows * kSmallCols];
+  const int64_t lanes = int64_t(hn::Lanes(d)), nv = n / lanes * lanes;
   const bool read_c = beta != T(0);
-  for (int64_t j0 = 0; j0 < n; j0 += kSmallCols) {
-    const int64_t w = std::min(kSmallCols, n - j0), wv = w / lanes * lanes;
-    std::fill(acc, acc + m * kSmallCols, T(0));
-    for (int64_t k = 0; k < kc; ++k) {
-      const T* brow = b + k * brs + j0;
-      for (int64_t i = 0; i < m; ++i) {
-        const T ak = a[i * ars + k * acs];
-        T* ai = acc + i * kSmallCols;
-        const auto av = hn::Set(d, ak);
-        for (int64_t j = 0; j < wv; j += lanes)
-          hn::Store(hn::MulAdd(av, hn::LoadU(d, brow + j), hn::Load(d, ai + j)), d, ai + j);
-        const auto av1 = hn::Set(d1, ak);
-        for (int64_t j = wv; j < w; ++j)
-          hn::StoreU(hn::MulAdd(av1, hn::LoadU(d1, brow + j), hn::LoadU(d1, ai + j)), d1, ai + j);
+  std::fill(acc, acc + m * n, T(0));
+  // Four rows of B a pass over the accumulators (each still takes its products in k order):
+  // a quarter of the accumulator traffic, and four streams of B for the prefetchers.
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    const T* b0 = b + k * brs;
+    const T *b1 = b0 + brs, *b2 = b1 + brs, *b3 = b2 + brs;
+    for (int64_t i = 0; i < m; ++i) {
+      const T* ar = a + i * ars + k * acs;
+      const auto a0 = hn::Set(d, ar[0]), a1 = hn::Set(d, ar[acs]), a2 = hn::Set(d, ar[2 * acs]),
+                 a3 = hn::Set(d, ar[3 * acs]);
+      T* ai = acc + i * n;
+      for (int64_t j = 0; j < nv; j += lanes) {
+        auto v = hn::MulAdd(a0, hn::LoadU(d, b0 + j), hn::LoadU(d, ai + j));
+        v = hn::MulAdd(a1, hn::LoadU(d, b1 + j), v);
+        v = hn::MulAdd(a2, hn::LoadU(d, b2 + j), v);
+        hn::StoreU(hn::MulAdd(a3, hn::LoadU(d, b3 + j), v), d, ai + j);
+      }
+      const auto s0 = hn::Set(d1, ar[0]), s1 = hn::Set(d1, ar[acs]), s2 = hn::Set(d1, ar[2 * acs]),
+                 s3 = hn::Set(d1, ar[3 * acs]);
+      for (int64_t j = nv; j < n; ++j) {
+        auto v = hn::MulAdd(s0, hn::LoadU(d1, b0 + j), hn::LoadU(d1, ai + j));
+        v = hn::MulAdd(s1, hn::LoadU(d1, b1 + j), v);
+        v = hn::MulAdd(s2, hn::LoadU(d1, b2 + j), v);
+        hn::StoreU(hn::MulAdd(s3, hn::LoadU(d1, b3 + j), v), d1, ai + j);
       }
     }
+  }
+  for (; k < kc; ++k) {
+    const T* brow = b + k * brs;
     for (int64_t i = 0; i < m; ++i) {
-      T* row = c + i * crs + j0;
-      const T* ai = acc + i * kSmallCols;
-      for (int64_t j = 0; j < wv; j += lanes)
-        hn::StoreU(
-            Update(d, hn::Load(d, ai + j), row + j, hn::Set(d, alpha), hn::Set(d, beta), read_c), d,
-            row + j);
-      for (int64_t j = wv; j < w; ++j)
-        hn::StoreU(Update(d1, hn::LoadU(d1, ai + j), row + j, hn::Set(d1, alpha), hn::Set(d1, beta),
-                          read_c),
-                   d1, row + j);
+      const T ak = a[i * ars + k * acs];
+      T* ai = acc + i * n;
+      const auto av = hn::Set(d, ak);
+      for (int64_t j = 0; j < nv; j += lanes)
+        hn::StoreU(hn::MulAdd(av, hn::LoadU(d, brow + j), hn::LoadU(d, ai + j)), d, ai + j);
+      const auto av1 = hn::Set(d1, ak);
+      for (int64_t j = nv; j < n; ++j)
+        hn::StoreU(hn::MulAdd(av1, hn::LoadU(d1, brow + j), hn::LoadU(d1, ai + j)), d1, ai + j);
     }
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    T* row = c + i * crs;
+    const T* ai = acc + i * n;
+    for (int64_t j = 0; j < nv; j += lanes)
+      hn::StoreU(
+          Update(d, hn::LoadU(d, ai + j), row + j, hn::Set(d, alpha), hn::Set(d, beta), read_c), d,
+          row + j);
+    for (int64_t j = nv; j < n; ++j)
+      hn::StoreU(
+          Update(d1, hn::LoadU(d1, ai + j), row + j, hn::Set(d1, alpha), hn::Set(d1, beta), read_c),
+          d1, row + j);
   }
 }
 
 void SmallRowsF32(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs, int64_t m,
-                  int64_t n, int64_t kc, float* c, int64_t crs, float alpha, float beta) {
-  SmallRows(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
+                  int64_t n, int64_t kc, float* c, int64_t crs, float alpha, float beta,
+                  float* acc) {
+  SmallRows(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta, acc);
 }
 void SmallRowsF64(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs,
                   int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
-                  double beta) {
-  SmallRows(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
+                  double beta, double* acc) {
+  SmallRows(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta, acc);
 }
 
 void PackAF32(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t kc, float* out) {
@@ -466,13 +490,13 @@ void gemm_block(const double* apack, const double* bpack, int64_t m, int64_t n, 
 
 void gemm_small_rows(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs,
                      int64_t m, int64_t n, int64_t kc, float* c, int64_t crs, float alpha,
-                     float beta) {
-  HWY_DYNAMIC_DISPATCH(SmallRowsF32)(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
+                     float beta, float* acc) {
+  HWY_DYNAMIC_DISPATCH(SmallRowsF32)(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta, acc);
 }
 void gemm_small_rows(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs,
                      int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
-                     double beta) {
-  HWY_DYNAMIC_DISPATCH(SmallRowsF64)(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta);
+                     double beta, double* acc) {
+  HWY_DYNAMIC_DISPATCH(SmallRowsF64)(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta, acc);
 }
 
 }  // namespace ox::cpu::simd

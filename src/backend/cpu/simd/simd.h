@@ -144,14 +144,14 @@ void gemm_block(const double* apack, const double* bpack, int64_t m, int64_t n, 
                 double* c, int64_t rs, int64_t cs, double alpha, double beta);
 // - gemm_small_rows: the same C (with contiguous rows) for m <= kSmallRows rows of A, read from
 //   A and from B (rows contiguous, element (k, j) at b[k * brs + j]) without packing, with the
-//   same bits; n any, in chunks of kSmallCols.
-inline constexpr int64_t kSmallRows = 8, kSmallCols = 256;
+//   same bits; acc is m x n scratch.
+inline constexpr int64_t kSmallRows = 8;
 void gemm_small_rows(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs,
                      int64_t m, int64_t n, int64_t kc, float* c, int64_t crs, float alpha,
-                     float beta);
+                     float beta, float* acc);
 void gemm_small_rows(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs,
                      int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
-                     double beta);
+                     double beta, double* acc);
 
 // The targets compiled in and supported by this CPU, best first, as Highway names them
 // ("AVX3", "AVX2", "SSE4", and "SCALAR" or "EMU128" for portable C++), and the one in use.
