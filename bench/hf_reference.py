@@ -14,6 +14,7 @@ import json
 import os
 import statistics
 import time
+import warnings
 
 
 def prompt_ids(torch, batch, length):
@@ -78,6 +79,8 @@ def tokenize_seconds(args):
 
 
 def main():
+    warnings.filterwarnings("ignore")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     parser = argparse.ArgumentParser()
     for name in ("row", "config", "dtype", "kind", "fixtures"):
         parser.add_argument("--" + name, default="")
