@@ -28,6 +28,16 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// A working folder of the test's own: run_oxmera captures stderr into a file there, and ctest
+// runs these cases side by side.
+fs::path own_folder() {
+  const fs::path dir =
+      fs::temp_directory_path() / ("oxmera-cli-models-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::create_directories(dir);
+  return dir;
+}
+
 TEST(GenerateCli, StreamsTheTextTransformersGenerates) {
   std::ifstream in(fixture("gpt2_with_tokenizer") / "expected.json");
   std::stringstream text;
@@ -35,7 +45,7 @@ TEST(GenerateCli, StreamsTheTextTransformersGenerates) {
   const auto expected = nlohmann::json::parse(text.str());
   const auto r = run_oxmera({"generate", fixture("gpt2_with_tokenizer").string(), "--prompt",
                              expected["prompt"], "--max-new-tokens", "12"},
-                            fs::temp_directory_path());
+                            own_folder());
   ASSERT_EQ(r.code, 0) << describe(r);
   EXPECT_EQ(r.out, expected["text"].get<std::string>() + "\n");
   EXPECT_TRUE(has(r.err, "prompt: 2 tokens")) << r.err;
@@ -45,38 +55,36 @@ TEST(GenerateCli, StreamsTheTextTransformersGenerates) {
                                         "--prompt",      "The",
                                         "--temperature", "0.8",
                                         "--seed",        "5"};
-  const auto a = run_oxmera(sample, fs::temp_directory_path());
-  const auto b = run_oxmera(sample, fs::temp_directory_path());
+  const auto a = run_oxmera(sample, own_folder());
+  const auto b = run_oxmera(sample, own_folder());
   ASSERT_EQ(a.code, 0) << describe(a);
   EXPECT_EQ(a.out, b.out);
 }
 
 TEST(GenerateCli, BadFoldersAndFlagsExitTwo) {
-  const auto none =
-      run_oxmera({"generate", "/nonexistent", "--prompt", "x"}, fs::temp_directory_path());
+  const auto none = run_oxmera({"generate", "/nonexistent", "--prompt", "x"}, own_folder());
   EXPECT_EQ(none.code, 2) << describe(none);
   EXPECT_TRUE(has(none.err, "Io error")) << none.err;
   // A model folder without a tokenizer.
-  const auto no_tokenizer = run_oxmera({"generate", fixture("gpt2").string(), "--prompt", "x"},
-                                       fs::temp_directory_path());
+  const auto no_tokenizer =
+      run_oxmera({"generate", fixture("gpt2").string(), "--prompt", "x"}, own_folder());
   EXPECT_EQ(no_tokenizer.code, 2) << describe(no_tokenizer);
   EXPECT_TRUE(has(no_tokenizer.err, "tokenizer.json")) << no_tokenizer.err;
   const auto bad = run_oxmera(
       {"generate", fixture("gpt2_with_tokenizer").string(), "--prompt", "x", "--top-p", "2"},
-      fs::temp_directory_path());
+      own_folder());
   EXPECT_EQ(bad.code, 2) << describe(bad);
 }
 
 TEST(InspectCli, AFolderShowsItsConfigTokenizerAndWeights) {
-  const auto r =
-      run_oxmera({"inspect", fixture("gpt2_sharded").string()}, fs::temp_directory_path());
+  const auto r = run_oxmera({"inspect", fixture("gpt2_sharded").string()}, own_folder());
   ASSERT_EQ(r.code, 0) << describe(r);
   EXPECT_TRUE(has(r.out, "model_type: \"gpt2\"")) << r.out;
   EXPECT_TRUE(has(r.out, "model-00004-of-00004.safetensors")) << r.out;
   // GPT-2 of fixtures: wte 64x32 + wpe 32x32 + 2 blocks of 12,608 + ln_f 64 = 28,544.
   EXPECT_TRUE(has(r.out, "parameters: 28544")) << r.out;
   const auto with_tokenizer =
-      run_oxmera({"inspect", fixture("gpt2_with_tokenizer").string()}, fs::temp_directory_path());
+      run_oxmera({"inspect", fixture("gpt2_with_tokenizer").string()}, own_folder());
   EXPECT_TRUE(has(with_tokenizer.out, "tokenizer.json: 1501 tokens")) << with_tokenizer.out;
 }
 
