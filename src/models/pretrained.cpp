@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/text_util.h"
 #include "oxmera/autograd.h"
 #include "oxmera/core/error.h"
 #include "oxmera/io/pytorch.h"
@@ -25,9 +26,8 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   OX_CHECK(in, Io, kFromPretrained, "cannot open ", path.string());
   std::ostringstream text;
   text << in.rdbuf();
+  check_json_nesting(text.str(), 64, kFromPretrained, path.string());
   try {
-    // Depth-limited by nlohmann's own parse of a few hundred bytes of configuration: a config
-    // nested deeper than it could hold is not one.
     auto parsed = nlohmann::json::parse(text.str());
     OX_CHECK(parsed.is_object(), Format, kFromPretrained, path.string(), " is not a JSON object");
     return parsed;
@@ -52,6 +52,7 @@ Config Config::read(const std::filesystem::path& dir) {
 }
 
 Config Config::parse(std::string_view text) {
+  check_json_nesting(text, 64, kFromPretrained, "the config");
   Config config;
   try {
     config.json_ = nlohmann::json::parse(text);
@@ -351,7 +352,11 @@ std::shared_ptr<CausalLM> AutoModelForCausalLM::from_pretrained(const std::files
 std::shared_ptr<CausalLM> AutoModelForCausalLM::from_config(std::string_view config_json,
                                                             const PretrainedOptions& options) {
   const Config config = Config::parse(config_json);
-  auto model = make_causal_lm(config);
+  std::shared_ptr<CausalLM> model;
+  {
+    nn::init::SkipInitGuard skip;  // initialized once, below, as Hugging Face does
+    model = make_causal_lm(config);
+  }
   model->set_config_json(config.json().dump());
   const double std = config.number("initializer_range", 0.02);
   NoGradGuard no_grad;

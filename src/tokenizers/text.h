@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text_util.h"
+
 namespace ox::tokenizers::text {
 
 // The code point starting at text[i] of valid UTF-8; i moves past it.
@@ -38,7 +40,7 @@ inline size_t code_point_length(unsigned char lead) {
   return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
-void append_utf8(std::string& out, char32_t code_point);
+using ox::append_utf8;  // core/text_util.h
 
 // ErrorKind::Value naming `op` and the byte offset of the first invalid sequence.
 void check_utf8(std::string_view text, const char* op);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/text_util.h"
 #include "oxmera/core/error.h"
 #include "oxmera/tokenizers.h"
 #include "tokenizers/pipeline.h"
@@ -71,30 +72,6 @@ struct Padding {
   int64_t multiple_of = 0, pad_id = 0, pad_type_id = 0;
   Direction direction = Direction::Right;
 };
-
-// Rejects nesting deeper than any tokenizer.json has, before nlohmann's recursive parser could
-// exhaust the stack on it.
-void check_nesting(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      OX_CHECK(++depth <= 64, Format, kOp, "tokenizer.json: nested deeper than 64 levels (byte ", i,
-               ")");
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
 
 Direction direction_of(const Json& j, std::string_view where) {
   const auto name = json::optional_string(j, "direction", where).value_or("Right");
@@ -391,7 +368,7 @@ Tokenizer Tokenizer::from_file(const std::filesystem::path& path) {
 }
 
 Tokenizer Tokenizer::from_json(std::string_view json_text) {
-  check_nesting(json_text);
+  check_json_nesting(json_text, 64, kOp, "tokenizer.json");
   Json root;
   try {
     root = Json::parse(json_text);

@@ -121,6 +121,11 @@ TEST_F(BrokenFolder, MistypedConfigField) {
   expect_error(ox::ErrorKind::Format, "\"n_layer\" is not an integer");
 }
 
+TEST_F(BrokenFolder, ConfigNestedTooDeep) {  // refused before the recursive parser sees it
+  std::ofstream(dir_ / "config.json") << std::string(200000, '[');
+  expect_error(ox::ErrorKind::Format, "nested deeper than 64 levels");
+}
+
 TEST_F(BrokenFolder, MissingShard) {
   fs::remove(dir_ / "model-00002-of-00004.safetensors");
   expect_error(ox::ErrorKind::Io, "model-00002-of-00004.safetensors");

@@ -15,6 +15,7 @@
 
 #include "checks.h"
 #include "commands.h"
+#include "core/text_util.h"
 
 namespace oxcli {
 namespace {
@@ -34,6 +35,7 @@ std::vector<int64_t> end_tokens(const std::filesystem::path& dir) {
     if (!in) continue;
     std::ostringstream text;
     text << in.rdbuf();
+    ox::check_json_nesting(text.str(), 64, "generate", name);
     const auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
     if (!json.is_object() || !json.contains("eos_token_id")) continue;
     const auto& eos = json["eos_token_id"];

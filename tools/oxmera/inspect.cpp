@@ -24,6 +24,7 @@
 
 #include "checks.h"
 #include "commands.h"
+#include "core/text_util.h"
 
 namespace oxcli {
 
@@ -305,6 +306,7 @@ int inspect_folder(const InspectOptions& o) {
   OX_CHECK(in, Io, "inspect", printable(o.path), " is a folder without config.json");
   std::ostringstream text;
   text << in.rdbuf();
+  ox::check_json_nesting(text.str(), 64, "inspect", "config.json");
   nlohmann::json config;
   try {
     config = nlohmann::json::parse(text.str());
