@@ -60,21 +60,19 @@ asan:
 	@$(call build,asan,)
 	ctest --preset asan
 
-# ANCHOR=wheel adds a column: LibTorch from the newest torch wheel on PyPI (build/torch-wheel;
-# delete it to take a newer one), in a twin of oxmera_bench built against it.
+# ANCHOR=wheel adds a column: LibTorch from the newest torch wheel on PyPI (build/torch-wheel,
+# which install-deps --bench fills for the Hugging Face rows' reference; delete it to take a
+# newer one), in a twin of oxmera_bench built against it.
 ifeq ($(ANCHOR),wheel)
 WHEEL := $(CURDIR)/build/torch-wheel
-bench_deps := --bench-wheel $(WHEEL)
 bench_twin := oxmera_bench_wheel
 bench_args := --anchor=$(RELEASE)/bench/oxmera_bench_wheel
 else ifneq ($(ANCHOR),)
 $(error ANCHOR=$(ANCHOR): the one anchor there is, is ANCHOR=wheel)
-else
-bench_deps := --bench
 endif
 
 bench:
-	@bash scripts/install-deps.sh $(bench_deps)
+	@bash scripts/install-deps.sh --bench
 	@$(call configure,release,-DOXMERA_BUILD_BENCH=ON -DOXMERA_BENCH_TORCH_WHEEL=$(if $(WHEEL),$(WHEEL)/torch))
 	@$(call build,release,oxmera_bench oxmera_alloc_bench $(bench_twin))
 	./$(RELEASE)/bench/oxmera_bench $(bench_args)

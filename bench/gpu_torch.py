@@ -1,20 +1,34 @@
 """PyTorch's side of `oxmera bench --device cuda`: the op rows of docs/WORKLOADS.md on a CUDA
-GPU, with the same shapes and units as bench/rows.cpp (seeded uniform inputs in [-1, 1), not the same numbers:
+GPU, and the Hugging Face model rows with transformers (bench/hf_reference.py), with the same
+shapes and units as bench/rows.cpp (seeded uniform inputs in [-1, 1), not the same numbers:
 timing does not depend on them), timed with CUDA events (median
 of many calls after a warm-up). scripts/gpu-check.sh runs both and prints the ratios.
 
 usage: python3 bench/gpu_torch.py [ROW ...]   (prints "row value unit" lines)
 """
+import argparse
+import os
 import statistics
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_reference  # noqa: E402  (the Hugging Face rows: transformers, as on the CPU)
 
 K_VEC, K_SQUARE = 1 << 24, 4096
 K_BATCH, K_BMM_M, K_BMM_K, K_BMM_N = 64, 128, 64, 128
 K_SOFTMAX_ROWS, K_SOFTMAX_COLS = 4096, 1024
 K_SMALL_NUMEL, K_SMALL_CALLS, K_CHAIN_OPS = 8, 10000, 1000
 K_CHOL_BATCH, K_CHOL_N, K_SOLVE_N, K_SOLVE_RHS, K_EIGH_N = 4096, 32, 512, 64, 256
+# The Hugging Face rows (bench/harness.h: kGpt2Config, kLlamaConfig and the token counts).
+K_PREFILL, K_PROMPT, K_DECODE = 512, 16, 32
+GPT2_CONFIG = ('{"model_type": "gpt2", "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, '
+               '"n_layer": 12, "n_head": 12}')
+LLAMA_CONFIG = ('{"model_type": "llama", "vocab_size": 32000, "hidden_size": 768, '
+                '"intermediate_size": 2048, "num_hidden_layers": 12, "num_attention_heads": 12, '
+                '"num_key_value_heads": 4, "max_position_embeddings": 2048, '
+                '"tie_word_embeddings": false}')
 GIGA = 1e-9
 DEV = torch.device("cuda")
 torch.backends.cuda.matmul.allow_tf32 = False  # oxmera's default ("highest")
@@ -124,10 +138,29 @@ def rows():
                   "sum_rows": sum_rows, "softmax": softmax, "small_add": small_add,
                   "transpose_copy": transpose_copy, "backward_overhead": backward_overhead,
                   "cholesky_batched": cholesky, "solve": solve, "eigh": eigh})
+
+    # As bench/rows.cpp's hf_row() reads a row's id.
+    def hf(row):
+        batch = 8 if "_b8" in row else 1
+        args = argparse.Namespace(
+            config=GPT2_CONFIG if row.startswith("gpt2_") else LLAMA_CONFIG, batch=batch,
+            dtype="bf16" if row.endswith("_bf16") else "f32",
+            kind="prefill" if "prefill" in row else "decode", threads=torch.get_num_threads(),
+            prefill=K_PREFILL, prompt=K_PROMPT, decode=K_DECODE, device="cuda")
+        seconds = hf_reference.model_seconds(args)
+        if args.kind == "prefill":
+            return seconds, "ms", None
+        return seconds, "tokens/s", float(batch * K_DECODE)
+
+    for row in ("gpt2_prefill512", "gpt2_decode_b1", "gpt2_decode_b8", "gpt2_decode_b1_bf16",
+                "llama_prefill512", "llama_prefill512_bf16", "llama_decode_b1", "llama_decode_b8",
+                "llama_decode_b1_bf16"):
+        table[row] = lambda row=row: hf(row)
     return table
 
 
 def main():
+    hf_reference.quiet()
     table = rows()
     wanted = sys.argv[1:] or list(table)
     print(f"torch {torch.__version__}, on {torch.cuda.get_device_name(0)}")

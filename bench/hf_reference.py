@@ -5,8 +5,9 @@ forward pass of --prefill tokens into a cache) or its decode (--decode greedy st
 untimed --prompt-token prompt), or the tokenizers library encoding the fixture corpus. Prints
 "oxbench-seconds S": the median of five timed runs after one warm-up.
 
-Run by oxmera_bench with Debian's PyTorch (python3-torch) and transformers/tokenizers from
-PyPI in build/hf-python (scripts/install-deps.sh --bench).
+Run by oxmera_bench on the newest torch wheel, transformers and tokenizers from PyPI in
+build/torch-wheel (scripts/install-deps.sh --bench), and by bench/gpu_torch.py on a GPU
+(--device=cuda) with the GPU machine's own.
 """
 
 import argparse
@@ -21,12 +22,14 @@ def prompt_ids(torch, batch, length):
     return torch.tensor([[(7 * i + 3 * b) % 1000 for i in range(length)] for b in range(batch)])
 
 
-def median_after_setup(setup, timed, reps=5):
+def median_after_setup(setup, timed, finish, reps=5):
     times = []
     for r in range(-1, reps):
         state = setup()
+        finish()
         start = time.perf_counter()
         timed(state)
+        finish()
         if r >= 0:
             times.append(time.perf_counter() - start)
     return statistics.median(times)
@@ -34,18 +37,26 @@ def median_after_setup(setup, timed, reps=5):
 
 def model_seconds(args):
     import torch
+    import transformers
     from transformers import AutoConfig, AutoModelForCausalLM
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     config = json.loads(args.config)
     config = AutoConfig.for_model(config.pop("model_type"), **config)
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
-    model = AutoModelForCausalLM.from_config(config, torch_dtype=dtype).eval()
+    # transformers 4.56 renamed from_config's torch_dtype to dtype.
+    major, minor = (int(v) for v in transformers.__version__.split(".")[:2])
+    dtype_arg = {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": dtype}
+    device = torch.device(args.device)
+    with device:  # the weights made where they run
+        model = AutoModelForCausalLM.from_config(config, **dtype_arg).eval()
+    # On a GPU a timing ends when the device has finished.
+    finish = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     with torch.no_grad():
         if args.kind == "prefill":
-            ids = prompt_ids(torch, args.batch, args.prefill)
-            return median_after_setup(lambda: None, lambda _: model(ids, use_cache=True))
-        prompt = prompt_ids(torch, args.batch, args.prompt)
+            ids = prompt_ids(torch, args.batch, args.prefill).to(device)
+            return median_after_setup(lambda: None, lambda _: model(ids, use_cache=True), finish)
+        prompt = prompt_ids(torch, args.batch, args.prompt).to(device)
 
         def setup():
             out = model(prompt, use_cache=True)
@@ -59,7 +70,7 @@ def model_seconds(args):
                 logits, past = out.logits, out.past_key_values
             float(logits.float().sum())
 
-        return median_after_setup(setup, decode)
+        return median_after_setup(setup, decode, finish)
 
 
 def tokenize_seconds(args):
@@ -78,12 +89,17 @@ def tokenize_seconds(args):
     return statistics.median(times)
 
 
-def main():
+def quiet():
     warnings.filterwarnings("ignore")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def main():
+    quiet()
     parser = argparse.ArgumentParser()
     for name in ("row", "config", "dtype", "kind", "fixtures"):
         parser.add_argument("--" + name, default="")
+    parser.add_argument("--device", default="cpu")
     for name in ("threads", "batch", "prefill", "prompt", "decode"):
         parser.add_argument("--" + name, type=int, default=1)
     args = parser.parse_args()

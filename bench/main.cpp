@@ -178,13 +178,13 @@ std::optional<std::string> output_of(std::vector<std::string> args) {
 // line. One process a figure: the two frameworks' OpenMP pools and allocators never share one,
 // and each side starts from the same state whatever ran before it.
 // The Hugging Face rows' reference side: transformers and the tokenizers library in Python
-// (bench/hf_reference.py, on Debian's PyTorch, the same version as its LibTorch, with what
-// scripts/install-deps.sh --bench put in build/hf-python).
+// (bench/hf_reference.py, on the newest torch wheel, with what scripts/install-deps.sh --bench
+// put in build/torch-wheel).
 std::vector<std::string> hf_reference_command(std::string_view id, int threads) {
   const std::filesystem::path bench = std::filesystem::path(OXMERA_BENCH_RESULTS_DIR).parent_path();
   const HfRow row = hf_row(id);
   return {"/usr/bin/env",
-          "PYTHONPATH=" + (bench.parent_path() / "build" / "hf-python").string(),
+          "PYTHONPATH=" + (bench.parent_path() / "build" / "torch-wheel").string(),
           "RAYON_NUM_THREADS=1",
           "TOKENIZERS_PARALLELISM=false",
           "/usr/bin/python3",

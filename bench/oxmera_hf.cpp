@@ -1,6 +1,8 @@
 // oxmera's side of the Hugging Face rows (harness.h): prefill and decode of GPT-2-small and a
-// Llama-style model with random weights (AutoModelForCausalLM::from_config), and byte-level BPE
-// tokenization. bench/hf_reference.py is the transformers side, measured the same way.
+// Llama-style model with random weights (AutoModelForCausalLM::from_config, on the default
+// device: a GPU under `oxmera bench --device cuda`), and byte-level BPE tokenization.
+// bench/hf_reference.py is the transformers side, measured the same way (bench/gpu_torch.py
+// runs it on a GPU).
 
 #include <oxmera/oxmera.h>
 
@@ -48,7 +50,11 @@ Timing model_row(const HfRow& row) {
     const ox::Tensor ids = prompt_ids(row.batch, kPrefillTokens);
     return median_after_setup(
         5, [] { return ox::models::KVCache(kPrefillTokens); },
-        [&](ox::models::KVCache& cache) { (void)model->forward(ids, cache); });
+        [&](ox::models::KVCache& cache) {
+          const ox::Tensor logits = model->forward(ids, cache);
+          // On a device (`oxmera bench --device cuda`) the pass ends when the device has finished.
+          if (!logits.device().is_cpu()) ox::synchronize(logits.device());
+        });
   }
   // Decode: the prompt into a fresh cache (untimed), then kDecodeTokens greedy steps.
   const ox::Tensor prompt = prompt_ids(row.batch, kDecodePrompt);

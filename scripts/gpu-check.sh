@@ -15,14 +15,16 @@
 # `run` unpacks the archive into a temporary folder and runs, each step under its own time limit
 # and never stopping at a failure: (1) `oxmera doctor`; (2) the CUDA-only tests (Cuda*, less
 # the host-only NVRTC/ptxas compilations CI runs) and the 1-rank NCCL group (Nccl*, with the
-# image's libnccl.so.2 found by name); (3) the parity suites (op/autograd, nn, linalg, optim)
-# with OXMERA_TEST_DEVICE=cuda, as ctest runs them with `stand-in` (device_stand_in_*), sharded
-# over the cores; (4) compute-sanitizer's memcheck, racecheck, synccheck and initcheck with
+# image's libnccl.so.2 found by name); (3) the parity suites (op/autograd, nn, linalg, optim,
+# and the Hugging Face models: transformers' logits and greedy tokens) with
+# OXMERA_TEST_DEVICE=cuda, as ctest runs them with `stand-in` (device_stand_in_*), sharded over
+# the cores; (4) compute-sanitizer's memcheck, racecheck, synccheck and initcheck with
 # OXMERA_CUDA_ALLOC=direct on a small parity subset; (5) the same subset with the kernels
 # compiled by NVRTC (OXMERA_CUDA_NVRTC=1), twice: compiled, then from the disk cache;
 # (6) the three recipes of `oxmera train` for 50 steps on the GPU and the CPU, whose losses must
 # agree within 1e-4 relative. Steps 2 to 6 run concurrently; then (7) the op rows of the benchmark,
-# `oxmera bench --device cuda` beside PyTorch's CUDA build (bench/gpu_torch.py), alone on the GPU.
+# `oxmera bench --device cuda` beside PyTorch's CUDA build (bench/gpu_torch.py), and its Hugging
+# Face rows (prefill, decode tokens/s) beside transformers, alone on the GPU.
 # The logs go to $OUT (summary.txt, failures.txt, doctor.txt, bench.txt, logs.tar.gz), and a
 # table, one row per step, is printed last. The exit status is nonzero when any step failed.
 #
@@ -46,8 +48,8 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PACK_DIR=$ROOT/build/gpu-pack
 ARCHIVE=${GPU_CHECK_ARCHIVE:-$PACK_DIR/oxmera-gpu.tar.xz}
-TEST_PROGRAMS=(oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests oxmera_device_tests
-               oxmera_distributed_tests)
+TEST_PROGRAMS=(oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests
+               oxmera_models_tests oxmera_device_tests oxmera_distributed_tests)
 # The libraries a binary of this build needs that every Linux with a C++ runtime has; the rest
 # (OpenBLAS, libgfortran, libquadmath, libgomp, Highway, zlib, ncurses) travel with it. The
 # image's libstdc++ is newer than the build machine's, and compute-sanitizer, which runs under
@@ -168,6 +170,8 @@ unpack() {
       -name 'libnccl.so.2' 2>/dev/null | head -1)
     [ -n "$OXMERA_NCCL_LIBRARY" ] && export OXMERA_NCCL_LIBRARY
   fi
+  # The model suite's fixture folders: in the copy of the tree the device tool runs in.
+  export OXMERA_TEST_SOURCE_DIR=$ROOT
   # Many programs share 16 cores: one OpenMP thread each (the GPU does the work that matters).
   export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
   # CudaPtxas skips (OXMERA_TEST_PTXAS unset): ctest runs it, and this build's PTX is for
@@ -226,7 +230,8 @@ step_parity() {
   local limit=${GPU_CHECK_PARITY_LIMIT:-210} device=${GPU_CHECK_DEVICE:-cuda}
   local filter=${GPU_CHECK_FILTER:-*}
   local program shards i
-  for program in oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests; do
+  for program in oxmera_tests oxmera_nn_tests oxmera_linalg_tests oxmera_optim_tests \
+                 oxmera_models_tests; do
     case $program in
       oxmera_tests) shards=${GPU_CHECK_SHARDS:-6} ;;
       oxmera_nn_tests) shards=2 ;;
@@ -308,23 +313,32 @@ PY
 }
 
 # The op rows of the benchmark on the GPU, oxmera beside PyTorch's CUDA build (the image's
-# python3), alone on the GPU after the other steps. Ratio > 1: oxmera better.
+# python3), then the Hugging Face model rows beside transformers (the image's), alone on the GPU
+# after the other steps; two pairs of jobs, so that one cut at its limit leaves the other's rows.
+# Ratio > 1: oxmera better.
 step_bench() {
   local rows=(sgemm256 sgemm1024 sgemm2048 bmm add16M add16M_bcast sum16M sum_rows softmax
               small_add transpose_copy backward_overhead cholesky_batched solve eigh)
+  local hf_rows=(gpt2_prefill512 gpt2_decode_b1 gpt2_decode_b8 gpt2_decode_b1_bf16
+                 llama_prefill512_bf16 llama_decode_b1 llama_decode_b1_bf16)
   job bench bench-oxmera 75 -- "$BIN/oxmera" bench --device cuda "${rows[@]}"
   job bench bench-torch 60 -- python3 "$ROOT/bench/gpu_torch.py" "${rows[@]}"
-  python3 - "$LOGS/bench-oxmera.log" "$LOGS/bench-torch.log" >"$WORK/bench-table" <<'PY'
+  job bench bench-hf-oxmera 60 -- "$BIN/oxmera" bench --device cuda "${hf_rows[@]}"
+  job bench bench-hf-torch 90 -- python3 "$ROOT/bench/gpu_torch.py" "${hf_rows[@]}"
+  python3 - "$LOGS/bench-oxmera.log" "$LOGS/bench-torch.log" "$LOGS/bench-hf-oxmera.log" \
+    "$LOGS/bench-hf-torch.log" >"$WORK/bench-table" <<'PY'
 import sys
 ox, torch = {}, {}
-for line in open(sys.argv[1]):
-    parts = [p.strip() for p in line.split("|")]
-    if len(parts) >= 3:
-        ox[parts[0]] = (parts[1], parts[2])
-for line in open(sys.argv[2]):
-    parts = line.split()
-    if len(parts) == 3:
-        torch[parts[0]] = (parts[1], parts[2])
+for path in sys.argv[1::2]:
+    for line in open(path):
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) >= 3:
+            ox[parts[0]] = (parts[1], parts[2])
+for path in sys.argv[2::2]:
+    for line in open(path):
+        parts = line.split()
+        if len(parts) == 3:
+            torch[parts[0]] = (parts[1], parts[2])
 print(f"{'row':<18} {'oxmera':>12} {'torch':>12} {'unit':<8} {'ratio':>7}")
 for row, (value, unit) in ox.items():
     if row == "workload":
@@ -332,7 +346,7 @@ for row, (value, unit) in ox.items():
     t = torch.get(row, ("n/a", unit))[0]
     try:
         a, b = float(value), float(t)
-        ratio = a / b if unit.startswith(("GFLOP", "GB")) else b / a
+        ratio = a / b if unit.startswith(("GFLOP", "GB", "tokens")) else b / a
         ratio = f"{ratio:.2f}"
     except ValueError:
         ratio = "n/a"

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a make target needs, and only those: a plain call (make run,
 # make install) gets what builds the library and the `oxmera` command, and the data set it
-# trains on; --test adds what the test suite needs, --bench LibTorch to compare against,
-# --format clang-format. --bench-wheel DIR is --bench and, from PyPI (benchmark tooling only),
-# the newest torch wheel's LibTorch unpacked into DIR (make bench ANCHOR=wheel); both also put
-# transformers and tokenizers for Debian's PyTorch into build/hf-python. Idempotent and
-# quiet when everything is present.
+# trains on; --test adds what the test suite needs, --bench LibTorch to compare against and,
+# from PyPI (benchmark tooling only), the newest torch wheel with transformers and tokenizers in
+# build/torch-wheel (the Hugging Face rows' reference; make bench ANCHOR=wheel also links its
+# LibTorch); --format clang-format. Idempotent and quiet when everything is present.
 # A package that cannot be installed is named, with apt's reason, and the exit code is 1.
 set -euo pipefail
 
@@ -22,56 +21,33 @@ packages=("${build[@]}")
 case "${1:-}" in
   "") ;;
   --test) packages+=(clang libclang-rt-dev) ;;  # the fuzz targets (libFuzzer)
-  --bench) packages+=(libtorch-dev libbenchmark-dev python3-torch python3-pip); hf_python=1 ;;
-  --bench-wheel)
-    [ -n "${2:-}" ] || { echo "usage: install-deps.sh --bench-wheel DIR" >&2; exit 2; }
-    packages+=(libtorch-dev libbenchmark-dev python3-torch python3-pip)
-    wheel_dir=$2
-    hf_python=1
-    ;;
+  --bench) packages+=(libtorch-dev libbenchmark-dev python3-pip); torch_wheel=1 ;;
   --format) packages+=(clang-format) ;;
-  *) echo "usage: install-deps.sh [--test | --bench | --bench-wheel DIR | --format]" >&2; exit 2 ;;
+  *) echo "usage: install-deps.sh [--test | --bench | --format]" >&2; exit 2 ;;
 esac
 
-# The torch wheel's C++ half only: torch without its Python dependencies, and the CUDA runtime
-# and profiler libraries its libtorch_cpu.so was linked against (the versions its metadata pins;
-# nothing CUDA runs), into DIR. --target keeps Debian's Python untouched.
+# The newest torch wheel, transformers and tokenizers from PyPI, with what they depend on (the
+# wheel's CUDA libraries too: its libtorch needs them loaded, though nothing CUDA runs; about
+# 6 GB), into build/torch-wheel; --target leaves Debian's Python untouched. Delete the folder to
+# take newer versions.
 install_torch_wheel() {
-  local dir=$1
-  [ -f "$dir/torch/lib/libtorch_cpu.so" ] && return 0
-  echo "install-deps: fetching the newest torch wheel into $dir (about 550 MB)"
-  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir" torch ||
-    { echo "install-deps: pip could not install torch from PyPI" >&2; exit 1; }
-  local toolkit
-  toolkit=$(grep -ho "^Requires-Dist: cuda-toolkit\[[^]]*\]==[0-9.]*" "$dir"/torch-*.dist-info/METADATA |
-    sed -E 's/.*==([0-9.]+)/\1/' | head -n 1)
-  if [ -n "$toolkit" ]; then
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target "$dir" \
-      "cuda-toolkit[cudart,cupti]==$toolkit" ||
-      { echo "install-deps: pip could not install the CUDA runtime torch needs" >&2; exit 1; }
-  fi
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/build/torch-wheel"
+  [ -f "$dir/torch/lib/libtorch_cpu.so" ] && [ -d "$dir/transformers" ] && return 0
+  echo "install-deps: fetching the newest torch, transformers and tokenizers into $dir" \
+    "(benchmark reference only)"
+  /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    --target "$dir" torch transformers tokenizers ||
+    { echo "install-deps: pip could not install torch and transformers from PyPI" >&2; exit 1; }
   [ -f "$dir/torch/lib/libtorch_cpu.so" ] ||
     { echo "install-deps: the torch wheel in $dir has no lib/libtorch_cpu.so" >&2; exit 1; }
-}
-
-# The Hugging Face rows' reference (bench/hf_reference.py): transformers and tokenizers from PyPI
-# for Debian's python3-torch (1.13, the version of its LibTorch), into build/hf-python. numpy
-# stays below 2, as that PyTorch was built against numpy 1.
-install_hf_python() {
-  local dir=build/hf-python
-  [ -d "$dir/transformers" ] && return 0
-  echo "install-deps: fetching transformers and tokenizers into $dir (benchmark reference only)"
-  /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-    --target "$dir" "transformers>=4.44,<4.46" "numpy<2" ||
-    { echo "install-deps: pip could not install transformers from PyPI" >&2; exit 1; }
 }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then
-  [ -z "${wheel_dir:-}" ] || install_torch_wheel "$wheel_dir"
-  [ -z "${hf_python:-}" ] || install_hf_python
+  [ -z "${torch_wheel:-}" ] || install_torch_wheel
   exit 0
 fi
 
@@ -109,5 +85,4 @@ if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log
   fail "apt-get install failed"
 fi
 for p in "${missing[@]}"; do installed "$p" || fail "$p is still not installed after apt-get install"; done
-[ -z "${wheel_dir:-}" ] || install_torch_wheel "$wheel_dir"
-[ -z "${hf_python:-}" ] || install_hf_python
+[ -z "${torch_wheel:-}" ] || install_torch_wheel

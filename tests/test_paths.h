@@ -5,7 +5,9 @@
 // compiler-cache miss in any other clone.
 namespace oxtest {
 
-extern const char* const kSourceDir;  // the source tree
-extern const char* const kCliPath;    // the built `oxmera` command; "" when tools are not built
+// the source tree; OXMERA_TEST_SOURCE_DIR names another copy of it (scripts/gpu-check.sh runs
+// the tests on a machine where the tree is elsewhere)
+extern const char* const kSourceDir;
+extern const char* const kCliPath;  // the built `oxmera` command; "" when tools are not built
 
 }  // namespace oxtest

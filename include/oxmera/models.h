@@ -24,8 +24,10 @@ namespace ox::models {
 
 struct PretrainedOptions {
   OX_NAMED_FIELDS_ONLY;
-  std::optional<Device> device = std::nullopt;  // the CPU by default
-  std::optional<DType> dtype = std::nullopt;    // floating weights as stored by default
+  // The default device when empty (ox::default_device(): the CPU unless set_default_device or
+  // a DeviceGuard chose another), where any module's parameters are made.
+  std::optional<Device> device = std::nullopt;
+  std::optional<DType> dtype = std::nullopt;  // floating weights as stored by default
 };
 
 // Keys and values of the positions a model has seen, per layer, in buffers of `capacity`

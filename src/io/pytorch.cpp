@@ -66,7 +66,7 @@ class Mapped {
 
 // The storage as a 1-D CPU tensor of its dtype (a copy: the mapping may be unaligned).
 Tensor storage_tensor(const io::PytorchStorage& s, const std::string& path) {
-  Tensor t = empty({s.numel()}, {.dtype = s.dtype});
+  Tensor t = empty({s.numel()}, {.dtype = s.dtype, .device = Device::cpu()});
   if (s.bytes.empty()) return t;
   if (s.dtype == kBool) {  // any byte but 0 and 1 would be undefined behaviour as a C++ bool
     const auto* begin = reinterpret_cast<const uint8_t*>(s.bytes.data());
@@ -94,7 +94,8 @@ TensorDict load_pytorch(const std::string& path) {
       const Tensor& base = storages[view.storage];
       Tensor t =
           view.numel == 0
-              ? empty(Shape(view.shape.begin(), view.shape.end()), {.dtype = view.dtype})
+              ? empty(Shape(view.shape.begin(), view.shape.end()),
+                      {.dtype = view.dtype, .device = Device::cpu()})
               : base.as_strided(Shape(view.shape.begin(), view.shape.end()),
                                 Strides(view.strides.begin(), view.strides.end()), view.offset)
                     .clone();

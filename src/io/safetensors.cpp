@@ -336,7 +336,7 @@ Tensor SafetensorsFile::get(std::string_view name) const {
     std::shared_ptr<FileBytes> keep = impl_->bytes;
     return from_blob(data, info.shape, info.dtype, [keep](void*) {});
   }
-  Tensor copy = empty(info.shape, {.dtype = info.dtype});
+  Tensor copy = empty(info.shape, {.dtype = info.dtype, .device = Device::cpu()});
   if (nbytes > 0) std::memcpy(copy.raw_data_ptr(info.dtype), data, nbytes);
   return copy;
 }

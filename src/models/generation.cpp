@@ -181,18 +181,27 @@ Tensor CausalLM::generate(const Tensor& input_ids, const GenerateOptions& o) {
   Tensor logits = forward_step(input_ids, &cache, mask, /*last_only=*/true);
   std::vector<bool> finished(size_t(b), false);
   std::vector<int64_t> next(static_cast<size_t>(b));
+  // Plain greedy decoding picks on the model's device: b ids reach the host each step, not
+  // b x vocab logits (the ids must: the callback and the end tokens read them).
+  const bool greedy = !o.do_sample && o.repetition_penalty == 1.0;
   for (int64_t n = 0; n < o.max_new_tokens; ++n) {
-    const Tensor last = logits.select(1, logits.size(1) - 1).to(Device::cpu(), kF32).contiguous();
-    const int64_t vocab = last.size(1);
-    const Tensor draws = o.do_sample ? rand({b}, ox::dtype(kF64), generator) : Tensor();
+    const Tensor last = logits.select(1, logits.size(1) - 1);
+    const Tensor picked = greedy ? last.argmax(-1).to(Device::cpu()).contiguous() : Tensor();
+    const Tensor host = greedy ? Tensor() : last.to(Device::cpu(), kF32).contiguous();
+    const Tensor draws =
+        o.do_sample ? rand({b}, ox::dtype(kF64).device(Device::cpu()), generator) : Tensor();
     for (int64_t r = 0; r < b; ++r) {
       if (finished[size_t(r)]) {
         next[size_t(r)] = pad;
         continue;
       }
-      const float* row = last.data_ptr<float>() + r * vocab;
-      next[size_t(r)] = choose(std::vector<float>(row, row + vocab), rows[size_t(r)], o,
-                               o.do_sample ? draws.data_ptr<double>()[r] : 0.0);
+      if (greedy) {
+        next[size_t(r)] = picked.data_ptr<int64_t>()[r];
+      } else {
+        const float* row = host.data_ptr<float>() + r * host.size(1);
+        next[size_t(r)] = choose(std::vector<float>(row, row + host.size(1)), rows[size_t(r)], o,
+                                 o.do_sample ? draws.data_ptr<double>()[r] : 0.0);
+      }
       const auto& eos = o.eos_token_id;
       if (std::find(eos.begin(), eos.end(), next[size_t(r)]) != eos.end())
         finished[size_t(r)] = true;

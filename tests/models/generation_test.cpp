@@ -42,7 +42,7 @@ ox::Tensor ids_tensor(const nlohmann::json& rows) {
 }
 
 std::vector<int64_t> values(const ox::Tensor& t) {
-  const ox::Tensor c = t.to(ox::kI64).contiguous();
+  const ox::Tensor c = t.cpu().to(ox::kI64).contiguous();
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 

@@ -38,7 +38,7 @@ void expect_logits_match(const std::string& name, const ox::models::PretrainedOp
     for (const auto& id : row) ids.push_back(id.get<int64_t>());
   const int64_t rows = int64_t(expected["input_ids"].size());
   const ox::Tensor input = ox::tensor(ids, {rows, int64_t(ids.size()) / rows});
-  const ox::Tensor logits = model->forward(input).to(ox::kF32).contiguous();
+  const ox::Tensor logits = model->forward(input).cpu().to(ox::kF32).contiguous();
   const auto shape = expected["shape"].get<std::vector<int64_t>>();
   ASSERT_EQ(logits.shape(), ox::Shape(shape));
   const auto want = expected["logits"].get<std::vector<double>>();
@@ -78,6 +78,22 @@ TEST(PretrainedCausalLM, StateDictKeepsHuggingFaceNames) {
   EXPECT_EQ(model->vocab_size(), 64);
   const auto gpt2 = AutoModelForCausalLM::from_pretrained(fixture("gpt2"))->state_dict();
   EXPECT_EQ(gpt2.find("transformer.h.0.attn.c_attn.weight")->shape(), ox::Shape({32, 96}));
+}
+
+// The weights go where the options say, else to the default device, as any module's parameters
+// (a run with OXMERA_TEST_DEVICE makes that a GPU or its stand-in; every test here then runs
+// the models there).
+TEST(PretrainedCausalLM, WeightsOnTheChosenOrTheDefaultDevice) {
+  const auto placed = AutoModelForCausalLM::from_pretrained(fixture("gpt2"));
+  for (const auto& [name, tensor] : placed->state_dict())
+    EXPECT_EQ(tensor.device(), ox::default_device()) << name;
+  const auto on_cpu =
+      AutoModelForCausalLM::from_pretrained(fixture("llama"), {.device = ox::Device::cpu()});
+  for (const auto& [name, tensor] : on_cpu->state_dict())
+    EXPECT_EQ(tensor.device(), ox::Device::cpu()) << name;
+  const ox::Tensor ids =
+      ox::tensor(std::vector<int64_t>{3, 1, 4}, {1, 3}, ox::device(ox::Device::cpu()));
+  EXPECT_EQ(on_cpu->forward(ids).device(), ox::Device::cpu());
 }
 
 class BrokenFolder : public testing::Test {
@@ -177,7 +193,7 @@ std::vector<double> run_bert(const std::string& name, bool classifier) {
                        ->forward(ids, mask, types)
                  : ox::models::AutoModel::from_pretrained(fixture(name))->forward(ids, mask, types);
   EXPECT_EQ(out.shape(), ox::Shape(e["shape"].get<std::vector<int64_t>>()));
-  const ox::Tensor c = out.to(ox::kF64).contiguous();
+  const ox::Tensor c = out.cpu().to(ox::kF64).contiguous();
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 

@@ -440,6 +440,7 @@ TEST_F(MatmulTest, PrimitiveWritesAnyOutputLayout) {
 // must have the bits it has inside a product of many rows (the packed kernel), for every K
 // (one and several depth blocks), column tails, strided A, beta (addmm), f32 and f64.
 TEST(MatmulSmallRows, RowsHaveTheBitsOfTheSameRowsInALargerProduct) {
+  OXTEST_SKIP_ON_TEST_DEVICE("the CPU kernels' bits; a GPU library may take other paths");
   for (const DType dt : {DType::F32, DType::F64}) {
     for (const int64_t k : {1, 7, 1024, 2500}) {
       for (const int64_t n : {2, 37, 256, 600}) {
@@ -461,6 +462,61 @@ TEST(MatmulSmallRows, RowsHaveTheBitsOfTheSameRowsInALargerProduct) {
         EXPECT_TRUE(ox::equal(ox::matmul(every_other, b), big.slice(0, 0, 16, 2).narrow(0, 0, 4)));
         const Tensor batched = ox::matmul(ox::stack({a.narrow(0, 0, 2), a.narrow(0, 2, 2)}), b);
         EXPECT_TRUE(ox::equal(batched.reshape({4, n}), big.narrow(0, 0, 4)));
+      }
+    }
+  }
+}
+
+// A few rows against W^T (B's columns contiguous: a Linear layer in decoding) are dot products
+// straight from W: each element within a few roundings of an f64 loop over its products, for
+// every K (vector tails), column tails, strided A, beta (addmm), batches (one head each), f32,
+// f64 and bf16 (summed in f32, rounded once); and the same bits on one thread and on two.
+TEST(MatmulSmallRows, ProductsWithATransposedBAreDotProducts) {
+  const int threads = ox::get_num_threads();
+  for (const DType dt : {DType::F32, DType::F64, DType::BF16}) {
+    const double eps = dt == DType::F64 ? 0x1p-53 : 0x1p-24;
+    const double out_eps = dt == DType::BF16 ? 0x1p-8 : 0.0;  // the result's one rounding
+    for (const int64_t k : {1, 7, 64, 771}) {
+      for (const int64_t n : {1, 5, 37, 600}) {
+        SCOPED_TRACE(std::string(ox::dtype_name(dt)) + " k=" + std::to_string(k) +
+                     " n=" + std::to_string(n));
+        const Tensor a = ox::randn({3, 8, k}, {.dtype = dt});
+        const Tensor w = ox::randn({3, n, k}, {.dtype = dt});
+        const Tensor bias = ox::randn({n}, {.dtype = dt});
+        const std::vector<double> av = values(a), wv = values(w), bv = values(bias);
+        // out[t][i][j] = alpha * sum_p a[t][i][p] w[t][j][p] (+ beta * bias[j]), in f64.
+        auto check = [&](const Tensor& out, int64_t batches, int64_t rows, int64_t row_step,
+                         double alpha, double beta) {
+          const std::vector<double> got = values(out);
+          ASSERT_EQ(int64_t(got.size()), batches * rows * n);
+          for (int64_t t = 0; t < batches; ++t)
+            for (int64_t i = 0; i < rows; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                double dot = 0, mag = 0;
+                for (int64_t p = 0; p < k; ++p) {
+                  const double x = av[size_t((t * 8 + i * row_step) * k + p)];
+                  const double y = wv[size_t((t * n + j) * k + p)];
+                  dot += x * y, mag += std::abs(x * y);
+                }
+                const double want = alpha * dot + beta * bv[size_t(j)];
+                const double tol = out_eps * std::abs(want) +
+                                   4 * eps * (double(k) + 4) * (mag + std::abs(bv[size_t(j)]));
+                EXPECT_NEAR(got[size_t((t * rows + i) * n + j)], want, tol)
+                    << "batch " << t << " row " << i << " column " << j;
+              }
+        };
+        const Tensor w0 = w.select(0, 0).t(), a0 = a.select(0, 0);
+        for (const int64_t m : {1, 3, 8}) check(ox::matmul(a0.narrow(0, 0, m), w0), 1, m, 1, 1, 0);
+        check(ox::addmm(bias, a0.narrow(0, 0, 2), w0, 0.5, 2.0), 1, 2, 1, 2.0, 0.5);
+        check(ox::matmul(a0.slice(0, 0, 8, 2), w0), 1, 4, 2, 1, 0);  // every other row of A
+        check(ox::matmul(a.narrow(1, 0, 1), w.transpose(1, 2)), 3, 1, 1, 1, 0);  // per head
+        ox::set_num_threads(1);
+        const Tensor one = ox::matmul(a0.narrow(0, 0, 3), w0);
+        const Tensor batched_one = ox::matmul(a.narrow(1, 0, 2), w.transpose(1, 2));
+        ox::set_num_threads(2);
+        EXPECT_TRUE(ox::equal(ox::matmul(a0.narrow(0, 0, 3), w0), one));
+        EXPECT_TRUE(ox::equal(ox::matmul(a.narrow(1, 0, 2), w.transpose(1, 2)), batched_one));
+        ox::set_num_threads(threads);
       }
     }
   }

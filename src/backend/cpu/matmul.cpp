@@ -345,11 +345,75 @@ void gemm_small_rows(const Batches& bt, const Mat& A, const Mat& B, const Mat& C
   }
 }
 
+// A few rows against a B with contiguous columns (x @ W^T: a Linear layer in decoding, or one
+// head's q @ k^T): dot products straight from W, which packing would copy whole for a single
+// pass. Many products (one per head) go one per thread; fewer split their columns in as many
+// equal ranges. Each element is one dot product whatever the split. bf16 operands: A's rows are
+// widened once and C is computed in f32, then narrowed, one rounding per element.
+template <class In, class Out>
+void gemm_small_rows_dot(const Batches& bt, const Mat& A, const Mat& B, const Mat& C,
+                         acc_t<In> alpha, acc_t<In> beta) {
+  using T = acc_t<In>;
+  constexpr bool kWiden = !std::is_same_v<In, T>, kNarrow = !std::is_same_v<Out, T>;
+  const int64_t M = C.rows, N = C.cols, K = A.cols;
+  const bool nested = omp_in_parallel();  // then this thread alone runs every item below
+  const int64_t threads = nested ? 1 : omp_get_max_threads();
+  const double work = double(M) * double(N) * double(K);
+  const bool by_batch = bt.count >= threads || work < kGemmParallelWork;
+  const int64_t parts = by_batch ? 1 : std::min(threads, ceil_div(N, int64_t(16)));
+  // Per thread: A's rows widened, C's columns of its range in f32 (allocated before the team).
+  const int64_t a_elems = kWiden ? M * K : 0, c_elems = kNarrow ? M * (N / parts + 16) : 0;
+  Scratch scratch(std::max<size_t>(size_t(threads * (a_elems + c_elems)) * sizeof(T), 1));
+  auto columns = [&](int64_t t, int64_t j0, int64_t j1) {
+    const In* a = reinterpret_cast<const In*>(A.data) + bt.a[size_t(t)];
+    const In* w = reinterpret_cast<const In*>(B.data) + bt.b[size_t(t)] + j0 * B.cs;
+    Out* c = reinterpret_cast<Out*>(C.data) + bt.dst[size_t(t)] + j0;
+    const int64_t n = j1 - j0;
+    const int64_t slot = nested ? 0 : omp_get_thread_num();
+    T* const mine = static_cast<T*>(scratch.get()) + slot * (a_elems + c_elems);
+    const T* x = reinterpret_cast<const T*>(a);
+    int64_t xrs = A.rs;
+    if constexpr (kWiden) {
+      for (int64_t i = 0; i < M; ++i) widen_run(a + i * A.rs, 1, K, mine + i * K);
+      x = mine, xrs = K;
+    }
+    if constexpr (kNarrow) {
+      T* const cw = mine + a_elems;
+      if (beta != T(0))
+        for (int64_t i = 0; i < M; ++i) widen_run(c + i * C.rs, 1, n, cw + i * n);
+      simd::gemm_small_rows_dot(x, xrs, w, B.cs, M, n, K, cw, n, alpha, beta);
+      for (int64_t i = 0; i < M; ++i) narrow_run(cw + i * n, n, c + i * C.rs, 1);
+    } else {
+      simd::gemm_small_rows_dot(x, xrs, w, B.cs, M, n, K, c, C.rs, alpha, beta);
+    }
+  };
+  if (by_batch) {
+    const int64_t grain = std::max<int64_t>(1, int64_t(kGemmParallelWork / std::max(work, 1.0)));
+    parallel_for(0, bt.count, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) columns(t, 0, N);
+    });
+    return;
+  }
+  for (int64_t t = 0; t < bt.count; ++t) {
+    parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        const int64_t j0 = std::min(N, ceil_div(N * part / parts, int64_t(16)) * 16);
+        const int64_t j1 = std::min(N, ceil_div(N * (part + 1) / parts, int64_t(16)) * 16);
+        if (j0 < j1) columns(t, j0, j1);
+      }
+    });
+  }
+}
+
 template <class In, class Out>
 void gemm_packed(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alpha, acc_t<In> beta) {
   if constexpr (std::is_same_v<In, Out> && !is_half_v<In>) {
     if (C.rows <= simd::kSmallRows && B.cs == 1 && C.cs == 1 && B.cols > 1)
       return gemm_small_rows<In>(bt, A, B, C, alpha, beta);
+  }
+  if constexpr (!std::is_same_v<In, Half>) {  // f32, f64, bf16 (Half has no vector widening)
+    if (C.rows <= simd::kSmallRows && B.rs == 1 && A.cs == 1 && C.cs == 1)
+      return gemm_small_rows_dot<In, Out>(bt, A, B, C, alpha, beta);
   }
   // The kernel stores whole rows of C's tiles fast: a column-major C computes C^T = B^T A^T.
   // So does a thin C (N below one tile), which then runs on short tiles instead of padded ones.
