@@ -467,16 +467,18 @@ TEST(MatmulSmallRows, RowsHaveTheBitsOfTheSameRowsInALargerProduct) {
   }
 }
 
-// A few rows against W^T (B's columns contiguous: a Linear layer in decoding) are dot products
-// straight from W: each element within a few roundings of an f64 loop over its products, for
-// every K (vector tails), column tails, strided A, beta (addmm), batches (one head each), f32,
-// f64 and bf16 (summed in f32, rounded once); and the same bits on one thread and on two.
-TEST(MatmulSmallRows, ProductsWithATransposedBAreDotProducts) {
+// A few rows against W^T (B's columns contiguous: a Linear layer in decoding) pack W a few panels
+// at a time instead of in one large block: each element within a few roundings of an f64 loop
+// over its products and with the bits of the same row in a product of many rows (and of the
+// same product with B contiguous), for every K (one and several depth blocks), column tails,
+// strided A, beta (addmm), batches (one head each), f32, f64 and bf16 (summed in f32, rounded
+// once); and the same bits on one thread and on two.
+TEST(MatmulSmallRows, ProductsWithATransposedBAreExactAndHaveTheBitsOfLargerOnes) {
   const int threads = ox::get_num_threads();
   for (const DType dt : {DType::F32, DType::F64, DType::BF16}) {
     const double eps = dt == DType::F64 ? 0x1p-53 : 0x1p-24;
     const double out_eps = dt == DType::BF16 ? 0x1p-8 : 0.0;  // the result's one rounding
-    for (const int64_t k : {1, 7, 64, 771}) {
+    for (const int64_t k : {1, 7, 64, 1100}) {
       for (const int64_t n : {1, 5, 37, 600}) {
         SCOPED_TRACE(std::string(ox::dtype_name(dt)) + " k=" + std::to_string(k) +
                      " n=" + std::to_string(n));
@@ -507,6 +509,12 @@ TEST(MatmulSmallRows, ProductsWithATransposedBAreDotProducts) {
         };
         const Tensor w0 = w.select(0, 0).t(), a0 = a.select(0, 0);
         for (const int64_t m : {1, 3, 8}) check(ox::matmul(a0.narrow(0, 0, m), w0), 1, m, 1, 1, 0);
+        if (!oxtest::on_test_device()) {                         // the CPU kernel's bits
+          const Tensor big = ox::matmul(ox::cat({a0, a0}), w0);  // 16 rows: one packed block
+          for (const int64_t m : {1, 3, 8})
+            EXPECT_TRUE(ox::equal(ox::matmul(a0.narrow(0, 0, m), w0), big.narrow(0, 0, m))) << m;
+          EXPECT_TRUE(ox::equal(ox::matmul(a0, w0.contiguous()), big.narrow(0, 0, 8)));
+        }
         check(ox::addmm(bias, a0.narrow(0, 0, 2), w0, 0.5, 2.0), 1, 2, 1, 2.0, 0.5);
         check(ox::matmul(a0.slice(0, 0, 8, 2), w0), 1, 4, 2, 1, 0);  // every other row of A
         check(ox::matmul(a.narrow(1, 0, 1), w.transpose(1, 2)), 3, 1, 1, 1, 0);  // per head

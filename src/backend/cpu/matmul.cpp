@@ -345,46 +345,57 @@ void gemm_small_rows(const Batches& bt, const Mat& A, const Mat& B, const Mat& C
   }
 }
 
-// A few rows against a B with contiguous columns (x @ W^T: a Linear layer in decoding, or one
-// head's q @ k^T): dot products straight from W, which packing would copy whole for a single
-// pass. Many products (one per head) go one per thread; fewer split their columns in as many
-// equal ranges. Each element is one dot product whatever the split. bf16 operands: A's rows are
-// widened once and C is computed in f32, then narrowed, one rounding per element.
+// A few rows against a B with contiguous columns (x @ W^T: every Linear layer in decoding, the
+// output layer, q @ k^T per head). gemm_one would pack a block of 2048 columns of W (6 MB at
+// K = 768, far past L2) only to read it once. Here each thread takes a range of columns and
+// packs W kNarrowCols columns at a time into a buffer that stays in L2, multiplying it at once:
+// W crosses memory once. Same kernel, same k order and depth blocks as gemm_one: the same bits.
+// Many products (one per head) go one per thread; fewer split their columns in equal ranges.
 template <class In, class Out>
-void gemm_small_rows_dot(const Batches& bt, const Mat& A, const Mat& B, const Mat& C,
-                         acc_t<In> alpha, acc_t<In> beta) {
+void gemm_small_rows_panels(const Batches& bt, const Mat& A, const Mat& B, const Mat& C,
+                            acc_t<In> alpha, acc_t<In> beta) {
   using T = acc_t<In>;
-  constexpr bool kWiden = !std::is_same_v<In, T>, kNarrow = !std::is_same_v<Out, T>;
+  constexpr bool kNarrowing = !std::is_same_v<Out, T>;
+  const simd::GemmTile tile = simd::gemm_tile(static_cast<const T*>(nullptr));
   const int64_t M = C.rows, N = C.cols, K = A.cols;
+  OX_ASSERT(!kNarrowing || K <= kGemmDepth, "a 16-bit C narrowed after one depth block only");
   const bool nested = omp_in_parallel();  // then this thread alone runs every item below
   const int64_t threads = nested ? 1 : omp_get_max_threads();
   const double work = double(M) * double(N) * double(K);
   const bool by_batch = bt.count >= threads || work < kGemmParallelWork;
-  const int64_t parts = by_batch ? 1 : std::min(threads, ceil_div(N, int64_t(16)));
-  // Per thread: A's rows widened, C's columns of its range in f32 (allocated before the team).
-  const int64_t a_elems = kWiden ? M * K : 0, c_elems = kNarrow ? M * (N / parts + 16) : 0;
-  Scratch scratch(std::max<size_t>(size_t(threads * (a_elems + c_elems)) * sizeof(T), 1));
+  const int64_t parts = by_batch ? 1 : std::min(threads, ceil_div(N, kNarrowCols));
+  // Per thread, allocated before the team starts: A's block, W's panels, f32 C for 16-bit C,
+  // each on a 64-byte line (the kernel loads the panels aligned).
+  const int64_t depth = std::min(K, kGemmDepth), line = 64 / int64_t(sizeof(T));
+  const auto lines = [&](int64_t elems) { return ceil_div(elems, line) * line; };
+  const int64_t a_elems = lines(ceil_div(M, tile.mr) * tile.mr * depth);
+  const int64_t b_elems = lines(kNarrowCols * depth), c_elems = kNarrowing ? M * kNarrowCols : 0;
+  const int64_t slot_elems = a_elems + b_elems + lines(c_elems);
+  Scratch scratch(std::max<size_t>(size_t(threads * slot_elems) * sizeof(T), 1));
   auto columns = [&](int64_t t, int64_t j0, int64_t j1) {
     const In* a = reinterpret_cast<const In*>(A.data) + bt.a[size_t(t)];
-    const In* w = reinterpret_cast<const In*>(B.data) + bt.b[size_t(t)] + j0 * B.cs;
-    Out* c = reinterpret_cast<Out*>(C.data) + bt.dst[size_t(t)] + j0;
-    const int64_t n = j1 - j0;
-    const int64_t slot = nested ? 0 : omp_get_thread_num();
-    T* const mine = static_cast<T*>(scratch.get()) + slot * (a_elems + c_elems);
-    const T* x = reinterpret_cast<const T*>(a);
-    int64_t xrs = A.rs;
-    if constexpr (kWiden) {
-      for (int64_t i = 0; i < M; ++i) widen_run(a + i * A.rs, 1, K, mine + i * K);
-      x = mine, xrs = K;
-    }
-    if constexpr (kNarrow) {
-      T* const cw = mine + a_elems;
-      if (beta != T(0))
-        for (int64_t i = 0; i < M; ++i) widen_run(c + i * C.rs, 1, n, cw + i * n);
-      simd::gemm_small_rows_dot(x, xrs, w, B.cs, M, n, K, cw, n, alpha, beta);
-      for (int64_t i = 0; i < M; ++i) narrow_run(cw + i * n, n, c + i * C.rs, 1);
-    } else {
-      simd::gemm_small_rows_dot(x, xrs, w, B.cs, M, n, K, c, C.rs, alpha, beta);
+    const In* b = reinterpret_cast<const In*>(B.data) + bt.b[size_t(t)];
+    Out* c = reinterpret_cast<Out*>(C.data) + bt.dst[size_t(t)];
+    T* const ap = static_cast<T*>(scratch.get()) + (nested ? 0 : omp_get_thread_num()) * slot_elems;
+    T* const bp = ap + a_elems;
+    T* const cp = bp + b_elems;
+    for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
+      const int64_t kc = std::min(kGemmDepth, K - p0);
+      const T block_beta = p0 == 0 ? beta : T(1);
+      simd::gemm_pack_a(a + p0 * A.cs, A.rs, A.cs, M, kc, ap);
+      for (int64_t j = j0; j < j1; j += kNarrowCols) {
+        const int64_t w = std::min(kNarrowCols, j1 - j);
+        simd::gemm_pack_b(b + p0 * B.rs + j * B.cs, B.rs, B.cs, kc, w, bp);
+        Out* const ct = c + j * C.cs;
+        if constexpr (!kNarrowing) {
+          simd::gemm_block(ap, bp, M, w, kc, ct, C.rs, C.cs, alpha, block_beta);
+        } else {
+          if (block_beta != T(0))
+            for (int64_t i = 0; i < M; ++i) widen_run(ct + i * C.rs, C.cs, w, cp + i * kNarrowCols);
+          simd::gemm_block(ap, bp, M, w, kc, cp, kNarrowCols, 1, alpha, block_beta);
+          for (int64_t i = 0; i < M; ++i) narrow_run(cp + i * kNarrowCols, w, ct + i * C.rs, C.cs);
+        }
+      }
     }
   };
   if (by_batch) {
@@ -397,8 +408,8 @@ void gemm_small_rows_dot(const Batches& bt, const Mat& A, const Mat& B, const Ma
   for (int64_t t = 0; t < bt.count; ++t) {
     parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        const int64_t j0 = std::min(N, ceil_div(N * part / parts, int64_t(16)) * 16);
-        const int64_t j1 = std::min(N, ceil_div(N * (part + 1) / parts, int64_t(16)) * 16);
+        const int64_t j0 = std::min(N, ceil_div(N * part / parts, kNarrowCols) * kNarrowCols);
+        const int64_t j1 = std::min(N, ceil_div(N * (part + 1) / parts, kNarrowCols) * kNarrowCols);
         if (j0 < j1) columns(t, j0, j1);
       }
     });
@@ -411,10 +422,8 @@ void gemm_packed(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alpha, acc_t<
     if (C.rows <= simd::kSmallRows && B.cs == 1 && C.cs == 1 && B.cols > 1)
       return gemm_small_rows<In>(bt, A, B, C, alpha, beta);
   }
-  if constexpr (!std::is_same_v<In, Half>) {  // f32, f64, bf16 (Half has no vector widening)
-    if (C.rows <= simd::kSmallRows && B.rs == 1 && A.cs == 1 && C.cs == 1)
-      return gemm_small_rows_dot<In, Out>(bt, A, B, C, alpha, beta);
-  }
+  if (C.rows <= simd::kSmallRows && B.rs == 1 && B.cs != 1)
+    return gemm_small_rows_panels<In, Out>(bt, A, B, C, alpha, beta);
   // The kernel stores whole rows of C's tiles fast: a column-major C computes C^T = B^T A^T.
   // So does a thin C (N below one tile), which then runs on short tiles instead of padded ones.
   // The swap changes no bits: each element still sums the same products in k order.

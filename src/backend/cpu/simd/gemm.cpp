@@ -387,106 +387,6 @@ void SmallRows(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, in
   }
 }
 
-// Lanes of W as the sum's type: bf16 widened (bitwise, as the packing widens it).
-template <class D, class TW>
-HWY_INLINE hn::Vec<D> LoadW(D d, const TW* p) {
-  if constexpr (std::is_same_v<TW, hn::TFromD<D>>) {
-    return hn::LoadU(d, p);
-  } else {
-    return WidenVec(d, p);
-  }
-}
-
-// Dot products of R rows of A with four rows of W (4 R accumulators; each W vector loaded once
-// for the R rows), then any tail of k in scalar arithmetic.
-template <size_t R, class D, class TW, class T = hn::TFromD<D>>
-HWY_INLINE void DotBlock(D d, const T* x, int64_t xrs, const TW* w, int64_t wrs, int64_t k,
-                         T (&dots)[R][4]) {
-  const int64_t lanes = int64_t(hn::Lanes(d)), kv = k / lanes * lanes;
-  using V = hn::Vec<D>;
-  V acc[R][4];
-  for (size_t r = 0; r < R; ++r)
-    for (size_t q = 0; q < 4; ++q) acc[r][q] = hn::Zero(d);
-  for (int64_t p = 0; p < kv; p += lanes) {
-    const V w0 = LoadW(d, w + p), w1 = LoadW(d, w + wrs + p), w2 = LoadW(d, w + 2 * wrs + p),
-            w3 = LoadW(d, w + 3 * wrs + p);
-    for (size_t r = 0; r < R; ++r) {
-      const V xv = hn::LoadU(d, x + int64_t(r) * xrs + p);
-      acc[r][0] = hn::MulAdd(xv, w0, acc[r][0]);
-      acc[r][1] = hn::MulAdd(xv, w1, acc[r][1]);
-      acc[r][2] = hn::MulAdd(xv, w2, acc[r][2]);
-      acc[r][3] = hn::MulAdd(xv, w3, acc[r][3]);
-    }
-  }
-  for (size_t r = 0; r < R; ++r)
-    for (size_t q = 0; q < 4; ++q) {
-      T dot = hn::GetLane(hn::SumOfLanes(d, acc[r][q]));
-      const T* xr = x + int64_t(r) * xrs;
-      const TW* wq = w + int64_t(q) * wrs;
-      for (int64_t p = kv; p < k; ++p) dot += xr[p] * T(wq[p]);
-      dots[r][q] = dot;
-    }
-}
-
-// C[m x n] = alpha * A @ B + beta * C for a few rows (m <= kSmallRows) of A (contiguous rows)
-// against a B whose columns are contiguous: B = W^T, element (k, j) at w[j * wrs + k], as in a
-// Linear layer's x @ W^T. Each element of C is the dot product of a row of A and a row of W; four
-// rows of W at a time, each read from memory once for all m rows (packing would copy W whole for
-// that single pass), two rows of A at a time against them. The products are summed in vector
-// lanes, then across them: rounding not the packed kernel's, and the same for any split of the
-// columns among threads. A bf16 W is widened as it is read (A and C are then f32).
-template <class T, class TW>
-void SmallRowsDot(const T* a, int64_t ars, const TW* w, int64_t wrs, int64_t m, int64_t n,
-                  int64_t k, T* c, int64_t crs, T alpha, T beta) {
-  const hn::ScalableTag<T> d;
-  const auto store = [&](T dot, T* out) {
-    *out = beta == T(0) ? alpha * dot : alpha * dot + beta * *out;
-  };
-  int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const TW* wj = w + j * wrs;
-    int64_t i = 0;
-    for (; i + 2 <= m; i += 2) {
-      T dots[2][4];
-      DotBlock<2>(d, a + i * ars, ars, wj, wrs, k, dots);
-      for (int64_t r = 0; r < 2; ++r)
-        for (int64_t q = 0; q < 4; ++q) store(dots[r][q], c + (i + r) * crs + j + q);
-    }
-    if (i < m) {
-      T dots[1][4];
-      DotBlock<1>(d, a + i * ars, ars, wj, wrs, k, dots);
-      for (int64_t q = 0; q < 4; ++q) store(dots[0][q], c + i * crs + j + q);
-    }
-  }
-  // The last columns (fewer than four), one at a time.
-  const int64_t lanes = int64_t(hn::Lanes(d)), kv = k / lanes * lanes;
-  for (; j < n; ++j) {
-    const TW* wj = w + j * wrs;
-    for (int64_t i = 0; i < m; ++i) {
-      const T* x = a + i * ars;
-      auto s = hn::Zero(d);
-      for (int64_t p = 0; p < kv; p += lanes)
-        s = hn::MulAdd(hn::LoadU(d, x + p), LoadW(d, wj + p), s);
-      T dot = hn::GetLane(hn::SumOfLanes(d, s));
-      for (int64_t p = kv; p < k; ++p) dot += x[p] * T(wj[p]);
-      store(dot, c + i * crs + j);
-    }
-  }
-}
-
-void SmallRowsDotF32(const float* a, int64_t ars, const float* w, int64_t wrs, int64_t m, int64_t n,
-                     int64_t k, float* c, int64_t crs, float alpha, float beta) {
-  SmallRowsDot(a, ars, w, wrs, m, n, k, c, crs, alpha, beta);
-}
-void SmallRowsDotF64(const double* a, int64_t ars, const double* w, int64_t wrs, int64_t m,
-                     int64_t n, int64_t k, double* c, int64_t crs, double alpha, double beta) {
-  SmallRowsDot(a, ars, w, wrs, m, n, k, c, crs, alpha, beta);
-}
-void SmallRowsDotBFloat16(const float* a, int64_t ars, const BFloat16* w, int64_t wrs, int64_t m,
-                          int64_t n, int64_t k, float* c, int64_t crs, float alpha, float beta) {
-  SmallRowsDot(a, ars, w, wrs, m, n, k, c, crs, alpha, beta);
-}
-
 void SmallRowsF32(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs, int64_t m,
                   int64_t n, int64_t kc, float* c, int64_t crs, float alpha, float beta,
                   float* acc) {
@@ -552,9 +452,6 @@ HWY_EXPORT(BlockF32);
 HWY_EXPORT(BlockF64);
 HWY_EXPORT(SmallRowsF32);
 HWY_EXPORT(SmallRowsF64);
-HWY_EXPORT(SmallRowsDotF32);
-HWY_EXPORT(SmallRowsDotF64);
-HWY_EXPORT(SmallRowsDotBFloat16);
 
 GemmTile gemm_tile(const float*) { return HWY_DYNAMIC_DISPATCH(TileF32)(); }
 GemmTile gemm_tile(const double*) { return HWY_DYNAMIC_DISPATCH(TileF64)(); }
@@ -600,18 +497,6 @@ void gemm_small_rows(const double* a, int64_t ars, int64_t acs, const double* b,
                      int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
                      double beta, double* acc) {
   HWY_DYNAMIC_DISPATCH(SmallRowsF64)(a, ars, acs, b, brs, m, n, kc, c, crs, alpha, beta, acc);
-}
-void gemm_small_rows_dot(const float* a, int64_t ars, const float* w, int64_t wrs, int64_t m,
-                         int64_t n, int64_t k, float* c, int64_t crs, float alpha, float beta) {
-  HWY_DYNAMIC_DISPATCH(SmallRowsDotF32)(a, ars, w, wrs, m, n, k, c, crs, alpha, beta);
-}
-void gemm_small_rows_dot(const double* a, int64_t ars, const double* w, int64_t wrs, int64_t m,
-                         int64_t n, int64_t k, double* c, int64_t crs, double alpha, double beta) {
-  HWY_DYNAMIC_DISPATCH(SmallRowsDotF64)(a, ars, w, wrs, m, n, k, c, crs, alpha, beta);
-}
-void gemm_small_rows_dot(const float* a, int64_t ars, const BFloat16* w, int64_t wrs, int64_t m,
-                         int64_t n, int64_t k, float* c, int64_t crs, float alpha, float beta) {
-  HWY_DYNAMIC_DISPATCH(SmallRowsDotBFloat16)(a, ars, w, wrs, m, n, k, c, crs, alpha, beta);
 }
 
 }  // namespace ox::cpu::simd

@@ -152,16 +152,6 @@ void gemm_small_rows(const float* a, int64_t ars, int64_t acs, const float* b, i
 void gemm_small_rows(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs,
                      int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
                      double beta, double* acc);
-// - gemm_small_rows_dot: the same C for m <= kSmallRows rows of A (contiguous rows) against B
-//   with contiguous columns (element (k, j) at w[j * wrs + k]: x @ W^T) as dot products, over
-//   the whole depth k at once; their rounding is not the packed kernel's. A bf16 W is widened
-//   as it is read (A and C in f32).
-void gemm_small_rows_dot(const float* a, int64_t ars, const float* w, int64_t wrs, int64_t m,
-                         int64_t n, int64_t k, float* c, int64_t crs, float alpha, float beta);
-void gemm_small_rows_dot(const double* a, int64_t ars, const double* w, int64_t wrs, int64_t m,
-                         int64_t n, int64_t k, double* c, int64_t crs, double alpha, double beta);
-void gemm_small_rows_dot(const float* a, int64_t ars, const BFloat16* w, int64_t wrs, int64_t m,
-                         int64_t n, int64_t k, float* c, int64_t crs, float alpha, float beta);
 
 // The targets compiled in and supported by this CPU, best first, as Highway names them
 // ("AVX3", "AVX2", "SSE4", and "SCALAR" or "EMU128" for portable C++), and the one in use.
