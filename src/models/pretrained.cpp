@@ -24,11 +24,12 @@ namespace {
 nlohmann::json read_json(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   OX_CHECK(in, Io, kFromPretrained, "cannot open ", path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  check_json_nesting(text.str(), 64, kFromPretrained, path.string());
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string text = std::move(read).str();
+  check_json_nesting(text, 64, kFromPretrained, path.string());
   try {
-    auto parsed = nlohmann::json::parse(text.str());
+    auto parsed = nlohmann::json::parse(text);
     OX_CHECK(parsed.is_object(), Format, kFromPretrained, path.string(), " is not a JSON object");
     return parsed;
   } catch (const nlohmann::json::exception& e) {

@@ -313,6 +313,13 @@ void gemm_packed_oriented(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alph
   }
 }
 
+// Column range `part` of `parts` equal ranges of N columns, starting on multiples of `align`
+// (the small-rows paths split one product's columns among the threads this way).
+std::pair<int64_t, int64_t> column_range(int64_t N, int64_t parts, int64_t part, int64_t align) {
+  const auto start = [&](int64_t p) { return std::min(N, ceil_div(N * p / parts, align) * align); };
+  return {start(part), start(part + 1)};
+}
+
 // A few rows against a B with contiguous rows (x @ W in decoding: M = batch): straight from B,
 // which packing would copy whole for a single pass. The threads split the columns in as many
 // equal ranges (long contiguous runs of each row of B: what streams W from memory fastest),
@@ -331,8 +338,7 @@ void gemm_small_rows(const Batches& bt, const Mat& A, const Mat& B, const Mat& C
     T* c = reinterpret_cast<T*>(C.data) + bt.dst[size_t(t)];
     parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        const int64_t j0 = std::min(N, ceil_div(N * part / parts, lanes) * lanes);
-        const int64_t j1 = std::min(N, ceil_div(N * (part + 1) / parts, lanes) * lanes);
+        const auto [j0, j1] = column_range(N, parts, part, lanes);
         if (j0 >= j1) continue;
         T* acc = static_cast<T*>(scratch.get()) + M * (j0 + part * lanes);
         for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
@@ -408,8 +414,7 @@ void gemm_small_rows_panels(const Batches& bt, const Mat& A, const Mat& B, const
   for (int64_t t = 0; t < bt.count; ++t) {
     parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        const int64_t j0 = std::min(N, ceil_div(N * part / parts, kNarrowCols) * kNarrowCols);
-        const int64_t j1 = std::min(N, ceil_div(N * (part + 1) / parts, kNarrowCols) * kNarrowCols);
+        const auto [j0, j1] = column_range(N, parts, part, kNarrowCols);
         if (j0 < j1) columns(t, j0, j1);
       }
     });
