@@ -88,19 +88,23 @@ TEST_P(GemmTarget, AlphaBetaAndOutputLayouts) {
   ox::Backend& cpu = ox::backend_for(ox::Device::cpu(), "test");
   for (DType dt : {DType::F32, DType::F64})
     for (const Dims& d : kDims) {
-      const Tensor a = laid_out(d.m, d.k, dt, Layout::Contiguous),
-                   b = laid_out(d.k, d.n, dt, Layout::Contiguous);
-      // The primitive writes over C in place: row-major, column-major (the kernel computes
-      // C^T = B^T A^T) and with gapped rows.
-      for (Layout lc : {Layout::Contiguous, Layout::Transposed, Layout::Gapped})
-        for (const auto& [beta, alpha] : {std::pair{0.5, -2.0}, {0.0, 3.0}, {1.0, 1.0}}) {
-          Tensor c = laid_out(d.m, d.n, dt, lc);
-          const std::vector<double> want = ref_addmm(c, a, b, beta, alpha);
-          cpu.matmul(c.impl()->array(), a.impl()->array(), b.impl()->array(), alpha, beta);
-          expect_close(c, {d.m, d.n}, want, d.k + 1,
-                       str({d.m, d.n, d.k}) + " " + std::string(ox::dtype_name(dt)) + " layout " +
-                           std::to_string(int(lc)) + " beta " + std::to_string(beta));
-        }
+      const Tensor a = laid_out(d.m, d.k, dt, Layout::Contiguous);
+      // B transposed too: a few rows against it (x @ W^T) take their own kernel.
+      for (Layout lb : {Layout::Contiguous, Layout::Transposed}) {
+        const Tensor b = laid_out(d.k, d.n, dt, lb);
+        // The primitive writes over C in place: row-major, column-major (the kernel computes
+        // C^T = B^T A^T) and with gapped rows.
+        for (Layout lc : {Layout::Contiguous, Layout::Transposed, Layout::Gapped})
+          for (const auto& [beta, alpha] : {std::pair{0.5, -2.0}, {0.0, 3.0}, {1.0, 1.0}}) {
+            Tensor c = laid_out(d.m, d.n, dt, lc);
+            const std::vector<double> want = ref_addmm(c, a, b, beta, alpha);
+            cpu.matmul(c.impl()->array(), a.impl()->array(), b.impl()->array(), alpha, beta);
+            expect_close(c, {d.m, d.n}, want, d.k + 1,
+                         str({d.m, d.n, d.k}) + " " + std::string(ox::dtype_name(dt)) + " layout " +
+                             std::to_string(int(lc)) + " B layout " + std::to_string(int(lb)) +
+                             " beta " + std::to_string(beta));
+          }
+      }
     }
 }
 

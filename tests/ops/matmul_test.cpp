@@ -475,9 +475,11 @@ TEST(MatmulSmallRows, RowsHaveTheBitsOfTheSameRowsInALargerProduct) {
 // once); and the same bits on one thread and on two.
 TEST(MatmulSmallRows, ProductsWithATransposedBAreExactAndHaveTheBitsOfLargerOnes) {
   const int threads = ox::get_num_threads();
-  for (const DType dt : {DType::F32, DType::F64, DType::BF16}) {
+  for (const DType dt : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
     const double eps = dt == DType::F64 ? 0x1p-53 : 0x1p-24;
-    const double out_eps = dt == DType::BF16 ? 0x1p-8 : 0.0;  // the result's one rounding
+    const double out_eps = dt == DType::BF16  ? 0x1p-8
+                           : dt == DType::F16 ? 0x1p-11
+                                              : 0.0;  // the result's one rounding
     for (const int64_t k : {1, 7, 64, 1100}) {
       for (const int64_t n : {1, 5, 37, 600}) {
         SCOPED_TRACE(std::string(ox::dtype_name(dt)) + " k=" + std::to_string(k) +
@@ -508,10 +510,11 @@ TEST(MatmulSmallRows, ProductsWithATransposedBAreExactAndHaveTheBitsOfLargerOnes
               }
         };
         const Tensor w0 = w.select(0, 0).t(), a0 = a.select(0, 0);
-        for (const int64_t m : {1, 3, 8}) check(ox::matmul(a0.narrow(0, 0, m), w0), 1, m, 1, 1, 0);
+        for (const int64_t m : {1, 3, 5, 8})
+          check(ox::matmul(a0.narrow(0, 0, m), w0), 1, m, 1, 1, 0);
         if (!oxtest::on_test_device()) {                         // the CPU kernel's bits
           const Tensor big = ox::matmul(ox::cat({a0, a0}), w0);  // 16 rows: one packed block
-          for (const int64_t m : {1, 3, 8})
+          for (const int64_t m : {1, 2, 3, 4, 5, 6, 7, 8})
             EXPECT_TRUE(ox::equal(ox::matmul(a0.narrow(0, 0, m), w0), big.narrow(0, 0, m))) << m;
           EXPECT_TRUE(ox::equal(ox::matmul(a0, w0.contiguous()), big.narrow(0, 0, 8)));
         }

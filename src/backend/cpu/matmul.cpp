@@ -352,17 +352,17 @@ void gemm_small_rows(const Batches& bt, const Mat& A, const Mat& B, const Mat& C
 }
 
 // A few rows against a B with contiguous columns (x @ W^T: every Linear layer in decoding, the
-// output layer, q @ k^T per head). gemm_one would pack a block of 2048 columns of W (6 MB at
-// K = 768, far past L2) only to read it once. Here each thread takes a range of columns and
-// packs W kNarrowCols columns at a time into a buffer that stays in L2, multiplying it at once:
-// W crosses memory once. Same kernel, same k order and depth blocks as gemm_one: the same bits.
-// Many products (one per head) go one per thread; fewer split their columns in equal ranges.
+// output layer, q @ k^T per head), read straight from W by a kernel that transposes its runs in
+// registers: W crosses memory once and is never copied (packing it, even a few panels at a time
+// in L2, left the memory idle while the panels were written). Same k order and depth blocks as
+// gemm_one: the same bits. 16-bit A is widened a depth block at a time, 16-bit C goes through an
+// f32 buffer kNarrowCols wide. Many products (one per head) go one per thread; fewer split their
+// columns in equal ranges.
 template <class In, class Out>
-void gemm_small_rows_panels(const Batches& bt, const Mat& A, const Mat& B, const Mat& C,
-                            acc_t<In> alpha, acc_t<In> beta) {
+void gemm_small_rows_transposed(const Batches& bt, const Mat& A, const Mat& B, const Mat& C,
+                                acc_t<In> alpha, acc_t<In> beta) {
   using T = acc_t<In>;
-  constexpr bool kNarrowing = !std::is_same_v<Out, T>;
-  const simd::GemmTile tile = simd::gemm_tile(static_cast<const T*>(nullptr));
+  constexpr bool kWidening = !std::is_same_v<In, T>, kNarrowing = !std::is_same_v<Out, T>;
   const int64_t M = C.rows, N = C.cols, K = A.cols;
   OX_ASSERT(!kNarrowing || K <= kGemmDepth, "a 16-bit C narrowed after one depth block only");
   const bool nested = omp_in_parallel();  // then this thread alone runs every item below
@@ -370,35 +370,38 @@ void gemm_small_rows_panels(const Batches& bt, const Mat& A, const Mat& B, const
   const double work = double(M) * double(N) * double(K);
   const bool by_batch = bt.count >= threads || work < kGemmParallelWork;
   const int64_t parts = by_batch ? 1 : std::min(threads, ceil_div(N, kNarrowCols));
-  // Per thread, allocated before the team starts: A's block, W's panels, f32 C for 16-bit C,
-  // each on a 64-byte line (the kernel loads the panels aligned).
-  const int64_t depth = std::min(K, kGemmDepth), line = 64 / int64_t(sizeof(T));
-  const auto lines = [&](int64_t elems) { return ceil_div(elems, line) * line; };
-  const int64_t a_elems = lines(ceil_div(M, tile.mr) * tile.mr * depth);
-  const int64_t b_elems = lines(kNarrowCols * depth), c_elems = kNarrowing ? M * kNarrowCols : 0;
-  const int64_t slot_elems = a_elems + b_elems + lines(c_elems);
+  // Per thread, allocated before the team starts: A's widened depth block, f32 C for 16-bit C.
+  const int64_t a_elems = kWidening ? M * std::min(K, kGemmDepth) : 0;
+  const int64_t slot_elems = a_elems + (kNarrowing ? M * kNarrowCols : 0);
   Scratch scratch(std::max<size_t>(size_t(threads * slot_elems) * sizeof(T), 1));
   auto columns = [&](int64_t t, int64_t j0, int64_t j1) {
     const In* a = reinterpret_cast<const In*>(A.data) + bt.a[size_t(t)];
-    const In* b = reinterpret_cast<const In*>(B.data) + bt.b[size_t(t)];
-    Out* c = reinterpret_cast<Out*>(C.data) + bt.dst[size_t(t)];
+    const In* b = reinterpret_cast<const In*>(B.data) + bt.b[size_t(t)] + j0 * B.cs;
+    Out* c = reinterpret_cast<Out*>(C.data) + bt.dst[size_t(t)] + j0 * C.cs;
     T* const ap = static_cast<T*>(scratch.get()) + (nested ? 0 : omp_get_thread_num()) * slot_elems;
-    T* const bp = ap + a_elems;
-    T* const cp = bp + b_elems;
+    T* const cp = ap + a_elems;
     for (int64_t p0 = 0; p0 < K; p0 += kGemmDepth) {
       const int64_t kc = std::min(kGemmDepth, K - p0);
       const T block_beta = p0 == 0 ? beta : T(1);
-      simd::gemm_pack_a(a + p0 * A.cs, A.rs, A.cs, M, kc, ap);
-      for (int64_t j = j0; j < j1; j += kNarrowCols) {
-        const int64_t w = std::min(kNarrowCols, j1 - j);
-        simd::gemm_pack_b(b + p0 * B.rs + j * B.cs, B.rs, B.cs, kc, w, bp);
-        Out* const ct = c + j * C.cs;
-        if constexpr (!kNarrowing) {
-          simd::gemm_block(ap, bp, M, w, kc, ct, C.rs, C.cs, alpha, block_beta);
-        } else {
+      const T* ak = nullptr;
+      int64_t ars = A.rs, acs = A.cs;
+      if constexpr (kWidening) {
+        for (int64_t i = 0; i < M; ++i) widen_run(a + i * A.rs + p0 * A.cs, A.cs, kc, ap + i * kc);
+        ak = ap, ars = kc, acs = 1;
+      } else {
+        ak = a + p0 * A.cs;
+      }
+      if constexpr (!kNarrowing) {
+        simd::gemm_small_rows_transposed(ak, ars, acs, b + p0, B.cs, M, j1 - j0, kc, c, C.rs, C.cs,
+                                         alpha, block_beta);
+      } else {
+        for (int64_t j = 0; j < j1 - j0; j += kNarrowCols) {
+          const int64_t w = std::min(kNarrowCols, j1 - j0 - j);
+          Out* const ct = c + j * C.cs;
           if (block_beta != T(0))
             for (int64_t i = 0; i < M; ++i) widen_run(ct + i * C.rs, C.cs, w, cp + i * kNarrowCols);
-          simd::gemm_block(ap, bp, M, w, kc, cp, kNarrowCols, 1, alpha, block_beta);
+          simd::gemm_small_rows_transposed(ak, ars, acs, b + p0 + j * B.cs, B.cs, M, w, kc, cp,
+                                           kNarrowCols, 1, alpha, block_beta);
           for (int64_t i = 0; i < M; ++i) narrow_run(cp + i * kNarrowCols, w, ct + i * C.rs, C.cs);
         }
       }
@@ -428,7 +431,7 @@ void gemm_packed(const Batches& bt, Mat A, Mat B, Mat C, acc_t<In> alpha, acc_t<
       return gemm_small_rows<In>(bt, A, B, C, alpha, beta);
   }
   if (C.rows <= simd::kSmallRows && B.rs == 1 && B.cs != 1)
-    return gemm_small_rows_panels<In, Out>(bt, A, B, C, alpha, beta);
+    return gemm_small_rows_transposed<In, Out>(bt, A, B, C, alpha, beta);
   // The kernel stores whole rows of C's tiles fast: a column-major C computes C^T = B^T A^T.
   // So does a thin C (N below one tile), which then runs on short tiles instead of padded ones.
   // The swap changes no bits: each element still sums the same products in k order.

@@ -152,6 +152,22 @@ void gemm_small_rows(const float* a, int64_t ars, int64_t acs, const float* b, i
 void gemm_small_rows(const double* a, int64_t ars, int64_t acs, const double* b, int64_t brs,
                      int64_t m, int64_t n, int64_t kc, double* c, int64_t crs, double alpha,
                      double beta, double* acc);
+// - gemm_small_rows_transposed: the same C (element (i, j) at c[i * crs + j * ccs]) for m <=
+//   kSmallRows rows of A against a B with contiguous columns (element (k, j) at b[k + j * bcs]:
+//   x @ W^T), read from B without packing, with the same bits; 16-bit B is widened as it is read
+//   (A and C are then f32).
+void gemm_small_rows_transposed(const float* a, int64_t ars, int64_t acs, const float* b,
+                                int64_t bcs, int64_t m, int64_t n, int64_t kc, float* c,
+                                int64_t crs, int64_t ccs, float alpha, float beta);
+void gemm_small_rows_transposed(const double* a, int64_t ars, int64_t acs, const double* b,
+                                int64_t bcs, int64_t m, int64_t n, int64_t kc, double* c,
+                                int64_t crs, int64_t ccs, double alpha, double beta);
+void gemm_small_rows_transposed(const float* a, int64_t ars, int64_t acs, const Half* b,
+                                int64_t bcs, int64_t m, int64_t n, int64_t kc, float* c,
+                                int64_t crs, int64_t ccs, float alpha, float beta);
+void gemm_small_rows_transposed(const float* a, int64_t ars, int64_t acs, const BFloat16* b,
+                                int64_t bcs, int64_t m, int64_t n, int64_t kc, float* c,
+                                int64_t crs, int64_t ccs, float alpha, float beta);
 
 // The targets compiled in and supported by this CPU, best first, as Highway names them
 // ("AVX3", "AVX2", "SSE4", and "SCALAR" or "EMU128" for portable C++), and the one in use.
