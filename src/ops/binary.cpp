@@ -65,25 +65,58 @@ Device device_of(const TensorOrScalar& a, const TensorOrScalar& b, const char* n
 
 bool half_type(DType dt) { return dt == kF16 || dt == kBF16; }
 
-// Gradients of a op b for both operands, from g, the operands and the result, in public ops
-// (add, sub, mul and div are handled where they are recorded, with scalars kept as scalars). The
-// node sums them back to each operand's shape and dtype.
+// What the gradients of a op b read, given which operands require grad: an op saves only that,
+// as PyTorch's derivatives.yaml does, so that an in-place write PyTorch allows after the op
+// (into its result, or into an operand no gradient reads) does not fail the backward.
+struct BinarySaves {
+  bool a, b, out;
+};
+BinarySaves binary_saves(BinaryOp op, bool need_a, bool need_b) {
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::FloorDiv:
+    case BinaryOp::TruncDiv:
+      return {false, false, false};
+    case BinaryOp::Mul:
+      return {need_b, need_a, false};
+    case BinaryOp::Div:  // d/da = 1 / b, d/db = -a / b²
+      return {need_b, true, false};
+    case BinaryOp::Pow:  // d/da = b a^(b-1), d/db = out log(a) (both masked by a and b)
+      return {true, true, need_b};
+    case BinaryOp::Hypot:  // a / out, b / out
+      return {need_a, need_b, true};
+    case BinaryOp::Remainder:
+    case BinaryOp::Fmod:  // d/da = 1
+      return {need_b, need_b, false};
+    default:
+      return {true, true, false};
+  }
+}
+
+// Gradients of a op b for the operands that need one (the others undefined), from g, the
+// operands and the result as binary_saves keeps them, in public ops (add, sub, mul and div are
+// handled where they are recorded, with scalars kept as scalars). The node sums them back to
+// each operand's shape and dtype.
 std::vector<Tensor> binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, const Tensor& b,
-                               const Tensor& out) {
+                               const Tensor& out, bool need_a, bool need_b) {
+  const auto only = [&](const auto& da, const auto& db) {
+    return std::vector<Tensor>{need_a ? da() : Tensor(), need_b ? db() : Tensor()};
+  };
   switch (op) {
     case BinaryOp::FloorDiv:
     case BinaryOp::TruncDiv:  // piecewise constant
       return {zeros_like(g), zeros_like(g)};
     case BinaryOp::Remainder:
-      return {g, neg(mul(g, floor(div(a, b))))};
+      return only([&] { return g; }, [&] { return neg(mul(g, floor(div(a, b)))); });
     case BinaryOp::Fmod:
-      return {g, neg(mul(g, trunc(div(a, b))))};
+      return only([&] { return g; }, [&] { return neg(mul(g, trunc(div(a, b)))); });
     case BinaryOp::Pow: {
       // 0 where the exponent is 0 (not 0 * inf), and no log(0) for the exponent's gradient at
       // a base of 0 (PyTorch's masks).
-      const Tensor da = where(eq(b, 0), 0, mul(mul(g, b), pow(a, sub(b, 1))));
-      const Tensor db = where(logical_and(eq(a, 0), ge(b, 0)), 0, mul(mul(g, out), log(a)));
-      return {da, db};
+      return only(
+          [&] { return where(eq(b, 0), 0, mul(mul(g, b), pow(a, sub(b, 1)))); },
+          [&] { return where(logical_and(eq(a, 0), ge(b, 0)), 0, mul(mul(g, out), log(a))); });
     }
     case BinaryOp::Atan2: {
       const Tensor r2 = add(mul(a, a), mul(b, b));
@@ -98,9 +131,10 @@ std::vector<Tensor> binary_vjp(BinaryOp op, const Tensor& g, const Tensor& a, co
       return {add(where(a_wins, g, 0), half), add(where(b_wins, g, 0), half)};
     }
     case BinaryOp::Hypot:
-      return {div(mul(g, a), out), div(mul(g, b), out)};
-    case BinaryOp::LogAddExp:
-      return {mul(g, exp(sub(a, out))), mul(g, exp(sub(b, out)))};
+      return only([&] { return div(mul(g, a), out); }, [&] { return div(mul(g, b), out); });
+    case BinaryOp::LogAddExp:  // from the operands alone, as PyTorch (the result may change)
+      return only([&] { return div(g, add(exp(sub(b, a)), 1)); },
+                  [&] { return div(g, add(exp(sub(a, b)), 1)); });
     case BinaryOp::ReluBackward:  // linear in g, piecewise constant in y
       return {ops::relu_backward(g, b), zeros_like(g)};
     case BinaryOp::GeluErfBackward: {  // a = gelu's g, b = x; gelu''(x) = φ(x) (2 - x²)
@@ -141,16 +175,14 @@ Tensor binary_op_recorded(const TensorOrScalar& a, const TensorOrScalar& b, Bina
                tb = b.is_scalar() ? Tensor() : b.tensor();
   const std::optional<Scalar> sa = a.is_scalar() ? std::optional(a.scalar()) : std::nullopt;
   const std::optional<Scalar> sb = b.is_scalar() ? std::optional(b.scalar()) : std::nullopt;
-  // Each tensor is saved only when the rule reads it: a later in-place write into an unsaved
-  // one must not fail the backward (add and sub read neither operand, div not its numerator).
-  const bool keep_out = op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Hypot ||
-                        op == BinaryOp::LogAddExp;
-  const bool linear = op == BinaryOp::Add || op == BinaryOp::Sub;
-  const bool keep_a = !linear && op != BinaryOp::Div;
+  const bool need_a = ta.defined() && ta.requires_grad(),
+             need_b = tb.defined() && tb.requires_grad();
+  const BinarySaves keep = binary_saves(op, need_a, need_b);
   autograd::record(
       name, {ta, tb}, {out},
-      {keep_a ? ta : Tensor(), linear ? Tensor() : tb, keep_out ? out : Tensor()},
-      [op, alpha, sa, sb](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
+      {keep.a ? ta : Tensor(), keep.b ? tb : Tensor(), keep.out ? out : Tensor()},
+      [op, alpha, sa, sb, need_a, need_b](const std::vector<Tensor>& g,
+                                          const std::vector<Tensor>& s) {
         // The common arithmetic directly, scalars as scalars and no work for a
         // scalar operand's gradient.
         const auto operand = [&](const std::optional<Scalar>& v, const Tensor& t) {
@@ -162,16 +194,16 @@ Tensor binary_op_recorded(const TensorOrScalar& a, const TensorOrScalar& b, Bina
           case BinaryOp::Sub: {
             const double scale = op == BinaryOp::Sub ? -alpha.to_double() : alpha.to_double();
             return std::vector<Tensor>{
-                sa ? Tensor() : g[0],
-                sb ? Tensor() : (unit && op == BinaryOp::Add ? g[0] : mul(g[0], scale))};
+                need_a ? g[0] : Tensor(),
+                need_b ? (unit && op == BinaryOp::Add ? g[0] : mul(g[0], scale)) : Tensor()};
           }
           case BinaryOp::Mul:
-            return std::vector<Tensor>{sa ? Tensor() : mul(g[0], operand(sb, s[1])),
-                                       sb ? Tensor() : mul(g[0], operand(sa, s[0]))};
-          case BinaryOp::Div:
+            return std::vector<Tensor>{need_a ? mul(g[0], operand(sb, s[1])) : Tensor(),
+                                       need_b ? mul(g[0], operand(sa, s[0])) : Tensor()};
+          case BinaryOp::Div:  // -g a / b², as PyTorch: the result is not saved
             return std::vector<Tensor>{
-                sa ? Tensor() : div(g[0], operand(sb, s[1])),
-                sb ? Tensor() : neg(div(mul(g[0], s[2]), operand(sb, s[1])))};
+                need_a ? div(g[0], operand(sb, s[1])) : Tensor(),
+                need_b ? neg(div(mul(g[0], operand(sa, s[0])), mul(s[1], s[1]))) : Tensor()};
           default:
             break;
         }
@@ -179,10 +211,7 @@ Tensor binary_op_recorded(const TensorOrScalar& a, const TensorOrScalar& b, Bina
         const TensorOptions like{.dtype = g[0].dtype(), .device = g[0].device()};
         const Tensor x = sa ? full({}, *sa, like) : s[0];
         const Tensor y = sb ? full({}, *sb, like) : s[1];
-        std::vector<Tensor> d = binary_vjp(op, g[0], x, y, s[2]);
-        if (sa) d[0] = Tensor();
-        if (sb) d[1] = Tensor();
-        return d;
+        return binary_vjp(op, g[0], x, y, s[2], need_a, need_b);
       });
   return out;
 }

@@ -88,27 +88,41 @@ Tensor reduce_into(const Tensor& x, const Reduction& r, ReduceOp op, DType dtype
   return out;
 }
 
-// A reduction of x over dims recorded for autograd. rule(g, x, y) gets the gradient and the
-// result with the reduced dims kept (size 1), so they broadcast against x.
-using ReductionRule = std::function<Tensor(const Tensor& g, const Tensor& x, const Tensor& y)>;
+// What a reduction's gradient rule gets besides the gradient (itself with the reduced dims
+// kept, size 1, so it broadcasts against x): x and the result y (reduced dims kept) where the
+// rule reads them, x's shape and how many elements each result reduced.
+struct Reduced {
+  Tensor x, y;
+  Shape x_shape;
+  double count;
+};
+using ReductionRule = std::function<Tensor(const Tensor& g, const Reduced& r)>;
+// Which of x and y a rule reads: only those are saved (PyTorch's choices), so an in-place write
+// into the other does not fail the backward.
+struct Reads {
+  bool x, y;
+};
+constexpr Reads kReadsNothing{false, false}, kReadsX{true, false}, kReadsXY{true, true};
+
+// A reduction of x over dims recorded for autograd.
 template <class Compute>
 Tensor recorded_reduction(const char* name, const Tensor& x, const DimList& dims, Compute compute,
-                          ReductionRule rule) {
+                          ReductionRule rule, Reads reads) {
   Tensor out = autograd::without_grad(compute);
   if (!is_floating(out.dtype())) return out;
   const Shape keep = plan(x, dims, name).keep_shape;
-  autograd::record(name, {x}, {out}, {x, out},
-                   [keep, rule](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-                     return std::vector<Tensor>{rule(g[0].reshape(keep), s[0], s[1].reshape(keep))};
-                   });
+  const double count = out.numel() == 0 ? 0.0 : double(x.numel()) / double(out.numel());
+  autograd::record(
+      name, {x}, {out}, {reads.x ? x : Tensor(), reads.y ? out : Tensor()},
+      [keep, rule, count, shape = x.shape()](const std::vector<Tensor>& g,
+                                             const std::vector<Tensor>& s) {
+        const Reduced r{s[0], s[1].defined() ? s[1].reshape(keep) : Tensor(), shape, count};
+        return std::vector<Tensor>{rule(g[0].reshape(keep), r)};
+      });
   return out;
 }
 
 // How many elements of x each output element reduces.
-double reduced_count(const Tensor& x, const Tensor& y_kept) {
-  return y_kept.numel() == 0 ? 0.0 : double(x.numel()) / double(y_kept.numel());
-}
-
 // Gradient of an extreme value: split evenly among the elements equal to it (as PyTorch's amax).
 Tensor extreme_rule(const Tensor& g, const Tensor& x, const Tensor& y, const DimList& dims) {
   const Tensor hits = eq(x, y).to(g.dtype());
@@ -216,9 +230,11 @@ Tensor scan_sum_prod(const Tensor& x, int64_t dim, std::optional<DType> dtype, S
   if (!autograd::needs_grad({&src})) return scan();
   Tensor out = autograd::without_grad(scan);
   const bool sum_scan = op == ScanOp::Sum;
-  autograd::record(name, {src}, {out}, {src, sum_scan ? Tensor() : out},
-                   [d, sum_scan](const std::vector<Tensor>& g, const std::vector<Tensor>& s) {
-                     if (s[0].dim() == 0) return std::vector<Tensor>{g[0]};
+  // cumsum's rule reads neither (PyTorch's), cumprod's both.
+  autograd::record(name, {src}, {out}, {sum_scan ? Tensor() : src, sum_scan ? Tensor() : out},
+                   [d, sum_scan, scalar = src.dim() == 0](const std::vector<Tensor>& g,
+                                                          const std::vector<Tensor>& s) {
+                     if (scalar) return std::vector<Tensor>{g[0]};
                      return std::vector<Tensor>{sum_scan ? reverse_cumsum(g[0], d)
                                                          : cumprod_rule(g[0], s[0], s[1], d)};
                    });
@@ -285,7 +301,7 @@ Tensor sum(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dty
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "sum", x, dims, [&] { return sum(x, dims, keepdim, dtype); },
-        [](const Tensor& g, const Tensor& x, const Tensor&) { return g.expand(x.shape()); });
+        [](const Tensor& g, const Reduced& r) { return g.expand(r.x_shape); }, kReadsNothing);
   return sum_like(x, dims, keepdim, dtype, ReduceOp::Sum, "sum");
 }
 
@@ -293,9 +309,8 @@ Tensor mean(const Tensor& x, DimList dims, bool keepdim, std::optional<DType> dt
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "mean", x, dims, [&] { return mean(x, dims, keepdim, dtype); },
-        [](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return g.expand(x.shape()) / reduced_count(x, y);
-        });
+        [](const Tensor& g, const Reduced& r) { return g.expand(r.x_shape) / r.count; },
+        kReadsNothing);
   ops::impl_of(x, "mean");
   const Tensor src = dtype ? x.to(*dtype) : x;
   OX_CHECK(is_floating(src.dtype()), DType, "mean",
@@ -311,9 +326,8 @@ Tensor prod(const Tensor& x, std::optional<DType> dtype) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "prod", x, {}, [&] { return prod(x, dtype); },
-        [](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return prod_rule(g, x, y, std::nullopt);
-        });
+        [](const Tensor& g, const Reduced& r) { return prod_rule(g, r.x, r.y, std::nullopt); },
+        kReadsXY);
   return sum_like(x, {}, false, dtype, ReduceOp::Prod, "prod");
 }
 Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dtype) {
@@ -321,9 +335,7 @@ Tensor prod(const Tensor& x, int64_t dim, bool keepdim, std::optional<DType> dty
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "prod", x, dim, [&] { return prod(x, dim, keepdim, dtype); },
-        [dim](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return prod_rule(g, x, y, dim);
-        });
+        [dim](const Tensor& g, const Reduced& r) { return prod_rule(g, r.x, r.y, dim); }, kReadsXY);
   return sum_like(x, dim, keepdim, dtype, ReduceOp::Prod, "prod");
 }
 
@@ -331,18 +343,14 @@ Tensor max(const Tensor& x) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "max", x, {}, [&] { return max(x.detach()); },
-        [](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return extreme_rule(g, x, y, {});
-        });
+        [](const Tensor& g, const Reduced& r) { return extreme_rule(g, r.x, r.y, {}); }, kReadsXY);
   return extreme(x, {}, false, ReduceOp::Max, "max");
 }
 Tensor min(const Tensor& x) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "min", x, {}, [&] { return min(x.detach()); },
-        [](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return extreme_rule(g, x, y, {});
-        });
+        [](const Tensor& g, const Reduced& r) { return extreme_rule(g, r.x, r.y, {}); }, kReadsXY);
   return extreme(x, {}, false, ReduceOp::Min, "min");
 }
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
@@ -355,18 +363,16 @@ Tensor amax(const Tensor& x, DimList dims, bool keepdim) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "amax", x, dims, [&] { return amax(x, dims, keepdim); },
-        [dims](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return extreme_rule(g, x, y, dims);
-        });
+        [dims](const Tensor& g, const Reduced& r) { return extreme_rule(g, r.x, r.y, dims); },
+        kReadsXY);
   return extreme(x, dims, keepdim, ReduceOp::Max, "amax");
 }
 Tensor amin(const Tensor& x, DimList dims, bool keepdim) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "amin", x, dims, [&] { return amin(x, dims, keepdim); },
-        [dims](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return extreme_rule(g, x, y, dims);
-        });
+        [dims](const Tensor& g, const Reduced& r) { return extreme_rule(g, r.x, r.y, dims); },
+        kReadsXY);
   return extreme(x, dims, keepdim, ReduceOp::Min, "amin");
 }
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
@@ -380,18 +386,20 @@ Tensor var(const Tensor& x, DimList dims, double correction, bool keepdim) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "var", x, dims, [&] { return var(x, dims, correction, keepdim); },
-        [dims, correction](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return g * (x - mean(x, dims, true)) * (2.0 / (reduced_count(x, y) - correction));
-        });
+        [dims, correction](const Tensor& g, const Reduced& r) {
+          return g * (r.x - mean(r.x, dims, true)) * (2.0 / (r.count - correction));
+        },
+        kReadsX);
   return var_std(x, dims, correction, keepdim, ReduceOp::Var, "var");
 }
 Tensor std(const Tensor& x, DimList dims, double correction, bool keepdim) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "std", x, dims, [&] { return std(x, dims, correction, keepdim); },
-        [dims, correction](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return g * (x - mean(x, dims, true)) / (y * (reduced_count(x, y) - correction));
-        });
+        [dims, correction](const Tensor& g, const Reduced& r) {
+          return g * (r.x - mean(r.x, dims, true)) / (r.y * (r.count - correction));
+        },
+        kReadsXY);
   return var_std(x, dims, correction, keepdim, ReduceOp::Std, "std");
 }
 
@@ -400,7 +408,7 @@ Tensor logsumexp(const Tensor& x, DimList dims, bool keepdim) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "logsumexp", x, dims, [&] { return logsumexp(x, dims, keepdim); },
-        [](const Tensor& g, const Tensor& x, const Tensor& y) { return g * exp(x - y); });
+        [](const Tensor& g, const Reduced& r) { return g * exp(r.x - r.y); }, kReadsXY);
   ops::impl_of(x, "logsumexp");
   // Integer and bool inputs compute in f32, as PyTorch; an empty extent gives -inf (log 0).
   const Tensor src = is_floating(x.dtype()) ? x : x.to(kF32);
@@ -413,9 +421,8 @@ Tensor norm(const Tensor& x, double p, DimList dims, bool keepdim) {
   if (autograd::needs_grad({&x}))
     return recorded_reduction(
         "norm", x, dims, [&] { return norm(x, p, dims, keepdim); },
-        [p, dims](const Tensor& g, const Tensor& x, const Tensor& y) {
-          return norm_rule(g, x, y, p, dims);
-        });
+        [p, dims](const Tensor& g, const Reduced& r) { return norm_rule(g, r.x, r.y, p, dims); },
+        kReadsXY);
   ops::impl_of(x, "norm");
   require_floating(x, "norm");
   OX_CHECK(!std::isnan(p), Value, "norm", "p must not be NaN");

@@ -78,8 +78,8 @@ Tensor unary_vjp(UnaryOp op, const UnaryParams& p, const Tensor& g, const Tensor
       return ops::relu_backward(g, y);
     case UnaryOp::LeakyRelu:
       return where(gt(x, 0), g, g * p.a);
-    case UnaryOp::Elu:
-      return where(gt(x, 0), g, g * (y + p.a));
+    case UnaryOp::Elu:  // alpha e^x below 0: from x, as PyTorch (y may change in place)
+      return where(gt(x, 0), g, g * exp(x) * p.a);
     case UnaryOp::GeluErf:  // one pass, not eleven
       return ops::gelu_backward(g, x, "none");
     case UnaryOp::GeluTanh:
@@ -135,12 +135,15 @@ Tensor unary_op(const Tensor& x, UnaryOp op, const UnaryParams& params = {}) {
   const char* name = unary_name(op);
   if (autograd::needs_grad({&x})) {
     Tensor y = autograd::without_grad([&] { return unary_op(x, op, params); });
-    // Each rule reads x, y or both; only those are saved.
+    // Each rule reads x or y (PyTorch's choice), or neither; only that is saved, so that an
+    // in-place write into the other does not fail the backward.
     const bool needs_y = op == UnaryOp::Exp || op == UnaryOp::Exp2 || op == UnaryOp::Expm1 ||
                          op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt || op == UnaryOp::Reciprocal ||
                          op == UnaryOp::Tan || op == UnaryOp::Tanh || op == UnaryOp::Sigmoid ||
-                         op == UnaryOp::Relu || op == UnaryOp::Elu;
-    const bool needs_x = !needs_y || op == UnaryOp::Elu;
+                         op == UnaryOp::Relu;
+    const bool reads_nothing = op == UnaryOp::Neg || op == UnaryOp::Sign || op == UnaryOp::Floor ||
+                               op == UnaryOp::Ceil || op == UnaryOp::Round || op == UnaryOp::Trunc;
+    const bool needs_x = !needs_y && !reads_nothing;
     if (is_floating(y.dtype()))
       autograd::record(
           name, {x}, {y}, {needs_x ? x : Tensor(), needs_y ? y : Tensor()},
