@@ -18,3 +18,4 @@
 #include "oxmera/nn/pooling.h"
 #include "oxmera/nn/rnn.h"
 #include "oxmera/nn/transformer.h"
+#include "oxmera/nn/vision.h"

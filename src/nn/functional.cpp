@@ -198,6 +198,35 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, const EmbeddingOpt
   return ox::embedding(weight, indices, padding);
 }
 
+Tensor instance_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                     const Tensor& weight, const Tensor& bias, bool use_input_stats,
+                     double momentum, double eps) {
+  OX_CHECK(input.defined(), Value, "instance_norm", "input is undefined");
+  OX_CHECK(input.dim() >= 3, Shape, "instance_norm", "input must be [N, C, *spatial], got ",
+           input.shape());
+  const int64_t n = input.size(0), c = input.size(1);
+  OX_CHECK(!use_input_stats || input.numel() == 0 || input.numel() / (n * c) > 1, Value,
+           "instance_norm", "expected more than 1 spatial element per instance, got input ",
+           input.shape());
+  OX_CHECK(running_mean.defined() == running_var.defined(), Value, "instance_norm",
+           "give both running_mean and running_var, or neither");
+  // Batch normalization of one sample with N C channels (PyTorch's own reduction): each
+  // instance's statistics, per-channel parameters and statistics repeated per sample.
+  Shape folded = input.shape();
+  folded[0] = 1;
+  folded[1] = n * c;
+  const auto per_instance = [n](const Tensor& t) { return t.defined() ? t.repeat({n}) : t; };
+  const Tensor mean = per_instance(running_mean), var = per_instance(running_var);
+  const Tensor out = batch_norm(input.reshape(folded), mean, var, per_instance(weight),
+                                per_instance(bias), use_input_stats, momentum, eps);
+  if (use_input_stats && running_mean.defined() && n > 0) {
+    NoGradGuard no_grad;
+    Tensor(running_mean).copy_(mean.view({n, c}).mean({0}));  // handles share the storage
+    Tensor(running_var).copy_(var.view({n, c}).mean({0}));
+  }
+  return out.reshape(input.shape());
+}
+
 }  // namespace ox::nn::functional
 
 namespace ox::nn::detail {

@@ -166,4 +166,59 @@ void BatchNormImpl::pretty_print(std::ostream& os) const {
      << ", track_running_stats=" << flag(options.track_running_stats) << ")";
 }
 
+InstanceNormImpl::InstanceNormImpl(const char* type_name, int64_t spatial_dims, int64_t features,
+                                   const InstanceNormOptions& options)
+    : Module(type_name), num_features(features), options(options), spatial_dims_(spatial_dims) {
+  OX_CHECK(features > 0, Value, type_name, "num_features must be positive, got ", features);
+  if (options.affine) {
+    weight = register_parameter("weight", empty({features}));
+    bias = register_parameter("bias", empty({features}));
+  }
+  if (options.track_running_stats) {
+    running_mean = register_buffer("running_mean", zeros({features}));
+    running_var = register_buffer("running_var", ones({features}));
+    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, {.dtype = kI64}));
+  }
+  reset_parameters();
+}
+
+void InstanceNormImpl::reset_running_stats() {
+  if (!options.track_running_stats) return;
+  NoGradGuard no_grad;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+void InstanceNormImpl::reset_parameters() {
+  reset_running_stats();
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor InstanceNormImpl::forward(const Tensor& input) {
+  const int64_t batched = spatial_dims_ + 2;
+  OX_CHECK(input.dim() == batched || input.dim() == batched - 1, Shape, type_name(), "expected a ",
+           batched - 1, "-d (unbatched) or ", batched, "-d input, got ", input.shape());
+  if (input.dim() == batched - 1) return forward(input.unsqueeze(0)).squeeze(0);
+  // Without weights or statistics the channel count is free, as PyTorch (which only warns).
+  OX_CHECK(input.size(1) == num_features || (!options.affine && !options.track_running_stats),
+           Shape, type_name(), "expected ", num_features, " channels, got input ", input.shape());
+  if (weight.defined()) check_input_dtype(type_name().c_str(), input, weight);
+  const bool use_input_stats = is_training() || !options.track_running_stats;
+  Tensor out = functional::instance_norm(input, running_mean, running_var, weight, bias,
+                                         use_input_stats, options.momentum, options.eps);
+  if (use_input_stats && options.track_running_stats) {
+    NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+  }
+  return out;
+}
+
+void InstanceNormImpl::pretty_print(std::ostream& os) const {
+  os << type_name() << "(" << num_features << ", eps=" << options.eps
+     << ", momentum=" << options.momentum << ", affine=" << (options.affine ? "True" : "False")
+     << ", track_running_stats=" << (options.track_running_stats ? "True" : "False") << ")";
+}
+
 }  // namespace ox::nn

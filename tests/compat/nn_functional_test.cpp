@@ -200,4 +200,44 @@ TEST(CompatNnFunctional, LossModulesTakeTheirOptions) {
   EXPECT_NEAR(kld(torch::zeros({2, 2}), torch::zeros({2, 2})).item<float>(), 0.0, 1e-7);
 }
 
+TEST(CompatNnFunctional, InterpolateUpsampleAndPixelShuffle) {
+  // [1, 1, 1, 2] = {1, 3}: bilinear to width 3 with corners aligned gives {1, 2, 3}; nearest
+  // doubles each element.
+  auto x = torch::tensor({1.0f, 3.0f}).reshape({1, 1, 1, 2});
+  auto y = F::interpolate(
+      x, F::InterpolateFuncOptions().size(V{1, 3}).mode(torch::kBilinear).align_corners(true));
+  EXPECT_TRUE(torch::allclose(y, torch::tensor({1.0f, 2.0f, 3.0f}).reshape({1, 1, 1, 3})));
+  auto n = F::interpolate(
+      x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(torch::kNearest));
+  EXPECT_EQ(shape_of(n), (V{1, 1, 2, 4}));
+  EXPECT_TRUE(torch::equal(n[0][0][1], torch::tensor({1.0f, 1.0f, 3.0f, 3.0f})));
+  const auto bilinear_x2 = torch::nn::UpsampleOptions()
+                               .scale_factor(std::vector<double>{2, 2})
+                               .mode(torch::kBilinear)
+                               .align_corners(false);
+  torch::nn::Upsample up(bilinear_x2);
+  EXPECT_TRUE(
+      torch::equal(up->forward(x), F::interpolate(x, F::InterpolateFuncOptions()
+                                                         .scale_factor(std::vector<double>{2, 2})
+                                                         .mode(torch::kBilinear)
+                                                         .align_corners(false))));
+  torch::nn::PixelShuffle shuffle(torch::nn::PixelShuffleOptions(2));
+  torch::nn::PixelUnshuffle unshuffle(torch::nn::PixelUnshuffleOptions(2));
+  auto z = torch::arange(16, torch::kFloat32).reshape({1, 4, 2, 2});
+  auto s = shuffle->forward(z);
+  EXPECT_EQ(shape_of(s), (V{1, 1, 4, 4}));
+  // out[0, 0, 2h + i, 2w + j] = z[0, 2i + j, h, w]: the first row interleaves z[0, 0:2, 0, :].
+  EXPECT_TRUE(torch::equal(s[0][0][0], torch::tensor({0.0f, 4.0f, 1.0f, 5.0f})));
+  EXPECT_TRUE(torch::equal(unshuffle->forward(s), z));
+  EXPECT_TRUE(torch::equal(F::pixel_shuffle(z, F::PixelShuffleFuncOptions(2)), s));
+  // InstanceNorm2d(2) on [1, 2, 1, 2] = {{1, 3}, {0, 4}}: each channel to {-1, 1} (up to eps).
+  torch::nn::InstanceNorm2d norm(2);
+  auto u = torch::tensor({1.0f, 3.0f, 0.0f, 4.0f}).reshape({1, 2, 1, 2});
+  const auto want = torch::tensor({-1.0f, 1.0f, -1.0f, 1.0f}).reshape({1, 2, 1, 2});
+  EXPECT_TRUE(torch::allclose(norm->forward(u), want, 1e-4, 1e-4));
+  EXPECT_TRUE(torch::allclose(F::instance_norm(u), want, 1e-4, 1e-4));
+  torch::nn::InstanceNorm2d affine(torch::nn::InstanceNorm2dOptions(2).affine(true));
+  EXPECT_EQ(affine->parameters().size(), 2u);
+}
+
 }  // namespace

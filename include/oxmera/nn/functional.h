@@ -4,7 +4,9 @@
 // the same as an op of ops.h (conv2d, max_pool2d, layer_norm, softmax, ...) are that op.
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "oxmera/nn/loss.h"
 #include "oxmera/ops.h"
@@ -55,6 +57,39 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
+
+// ---- Vision ---------------------------------------------------------------------------------
+struct InterpolateOptions {
+  OX_NAMED_FIELDS_ONLY;
+  // The output's spatial size, or the scale of each spatial dim (one value: all of them); one
+  // of the two. With scale_factor the output size is floor(input size * scale).
+  std::vector<int64_t> size = {};
+  std::vector<double> scale_factor = {};
+  // "nearest", "nearest-exact", "linear" (3-D input), "bilinear" / "bicubic" (4-D),
+  // "trilinear" (5-D).
+  std::string mode = "nearest";
+  // Interpolating modes only: map the corner pixels' centres onto each other (default false).
+  std::optional<bool> align_corners = std::nullopt;
+  // With scale_factor: true maps coordinates by the output size's ratio, as if size were given;
+  // otherwise by 1 / scale_factor (PyTorch's default).
+  std::optional<bool> recompute_scale_factor = std::nullopt;
+  bool antialias = false;  // must be false: no antialiasing filter
+};
+// Resamples input [N, C, W], [N, C, H, W] or [N, C, D, H, W] as torch.nn.functional.interpolate,
+// a spatial dim at a time; differentiable. Nearest modes take any dtype, the others floating
+// ones (16-bit floats computed in f32).
+Tensor interpolate(const Tensor& input, const InterpolateOptions& options = {});
+// [*, C r², H, W] -> [*, C, H r, W r], and back.
+Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+
+// Normalizes each channel of each sample of input [N, C, ...] over its spatial dims (with
+// use_input_stats; otherwise by running_mean/var), then weight and bias [C] where given. Given
+// running statistics are updated with the instances' statistics averaged over the batch.
+Tensor instance_norm(const Tensor& input, const Tensor& running_mean = {},
+                     const Tensor& running_var = {}, const Tensor& weight = {},
+                     const Tensor& bias = {}, bool use_input_stats = true, double momentum = 0.1,
+                     double eps = 1e-5);
 
 // ---- Dropout --------------------------------------------------------------------------------
 using ox::dropout;

@@ -1,6 +1,6 @@
 #pragma once
-// LayerNorm, RMSNorm, GroupNorm, BatchNorm1d, BatchNorm2d. Affine weights start at 1, biases
-// at 0, as PyTorch.
+// LayerNorm, RMSNorm, GroupNorm, BatchNorm1d, BatchNorm2d, InstanceNorm1d/2d/3d. Affine
+// weights start at 1, biases at 0, as PyTorch.
 
 #include <optional>
 
@@ -109,5 +109,44 @@ class BatchNorm2dImpl : public BatchNormImpl {
       : BatchNormImpl("BatchNorm2d", 4, 4, num_features, options) {}
 };
 OX_MODULE(BatchNorm2d);
+
+struct InstanceNormOptions {
+  OX_NAMED_FIELDS_ONLY;
+  double eps = 1e-5;
+  double momentum = 0.1;
+  bool affine = false;
+  bool track_running_stats = false;
+};
+// Each channel of each sample normalized over its spatial dims (functional::instance_norm).
+// With track_running_stats, buffers as BatchNorm's, and eval mode normalizes by them. Input
+// [N, C, *] with `spatial_dims` spatial dims, or [C, *] unbatched.
+class InstanceNormImpl : public Module {
+ public:
+  using Options = InstanceNormOptions;
+  InstanceNormImpl(const char* type_name, int64_t spatial_dims, int64_t num_features,
+                   const InstanceNormOptions& options);
+  Tensor forward(const Tensor& input);
+  void reset_running_stats();
+  void reset_parameters();
+  void pretty_print(std::ostream& os) const override;
+
+  int64_t num_features;
+  InstanceNormOptions options;
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ private:
+  int64_t spatial_dims_;
+};
+#define OX_INSTANCE_NORM(Name, dims)                                                   \
+  class Name##Impl : public InstanceNormImpl {                                         \
+   public:                                                                             \
+    explicit Name##Impl(int64_t num_features, const InstanceNormOptions& options = {}) \
+        : InstanceNormImpl(#Name, dims, num_features, options) {}                      \
+  };                                                                                   \
+  OX_MODULE(Name)
+OX_INSTANCE_NORM(InstanceNorm1d, 1);
+OX_INSTANCE_NORM(InstanceNorm2d, 2);
+OX_INSTANCE_NORM(InstanceNorm3d, 3);
+#undef OX_INSTANCE_NORM
 
 }  // namespace ox::nn

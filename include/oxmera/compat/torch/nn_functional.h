@@ -90,6 +90,28 @@ struct PadFuncOptions {
   TORCH_ARG(double, value) = 0;
 };
 
+struct InterpolateFuncOptions {
+  using mode_t = std::variant<enumtype::kNearest, enumtype::kLinear, enumtype::kBilinear,
+                              enumtype::kBicubic, enumtype::kTrilinear, enumtype::kNearestExact>;
+  TORCH_ARG(std::optional<std::vector<int64_t>>, size) = std::nullopt;
+  TORCH_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+  TORCH_ARG(mode_t, mode) = torch::kNearest;
+  TORCH_ARG(std::optional<bool>, align_corners) = std::nullopt;
+  TORCH_ARG(std::optional<bool>, recompute_scale_factor) = std::nullopt;
+  TORCH_ARG(bool, antialias) = false;
+};
+struct InstanceNormFuncOptions {
+  TORCH_ARG(Tensor, running_mean) = {};
+  TORCH_ARG(Tensor, running_var) = {};
+  TORCH_ARG(Tensor, weight) = {};
+  TORCH_ARG(Tensor, bias) = {};
+  TORCH_ARG(bool, use_input_stats) = true;
+  TORCH_ARG(double, momentum) = 0.1;
+  TORCH_ARG(double, eps) = 1e-5;
+};
+using PixelShuffleFuncOptions = PixelShuffleOptions;
+using PixelUnshuffleFuncOptions = PixelUnshuffleOptions;
+
 struct NormalizeFuncOptions {
   TORCH_ARG(double, p) = 2.0;
   TORCH_ARG(int64_t, dim) = 1;
@@ -217,6 +239,26 @@ inline Tensor flatten(const Tensor& x, const FlattenFuncOptions& o = {}) {
 }
 
 // pad: LibTorch's amounts (last dim first), modes kConstant, kReflect, kReplicate, kCircular.
+inline Tensor interpolate(const Tensor& x, const InterpolateFuncOptions& o = {}) {
+  return ox::nn::functional::interpolate(
+      x, {.size = o.size().value_or(std::vector<int64_t>{}),
+          .scale_factor = o.scale_factor().value_or(std::vector<double>{}),
+          .mode = std::string(detail::tag_name(o.mode())),
+          .align_corners = o.align_corners(),
+          .recompute_scale_factor = o.recompute_scale_factor(),
+          .antialias = o.antialias()});
+}
+inline Tensor instance_norm(const Tensor& x, const InstanceNormFuncOptions& o = {}) {
+  return ox::nn::functional::instance_norm(x, o.running_mean(), o.running_var(), o.weight(),
+                                           o.bias(), o.use_input_stats(), o.momentum(), o.eps());
+}
+inline Tensor pixel_shuffle(const Tensor& x, const PixelShuffleFuncOptions& o) {
+  return ox::nn::functional::pixel_shuffle(x, o.upscale_factor());
+}
+inline Tensor pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOptions& o) {
+  return ox::nn::functional::pixel_unshuffle(x, o.downscale_factor());
+}
+
 inline Tensor pad(const Tensor& x, const PadFuncOptions& o) {
   const std::string_view mode = detail::tag_name(o.mode());
   if (mode != "circular") return ox::pad(x, o.pad(), mode, o.value());

@@ -61,6 +61,38 @@ class FlattenImpl : public ox::nn::FlattenImpl {
 };
 TORCH_MODULE(Flatten);
 
+class UpsampleImpl : public ox::nn::UpsampleImpl {
+ public:
+  using Options = UpsampleOptions;
+  explicit UpsampleImpl(const UpsampleOptions& options_ = {})
+      : ox::nn::UpsampleImpl(
+            {.size = options_.size().value_or(std::vector<int64_t>{}),
+             .scale_factor = options_.scale_factor().value_or(std::vector<double>{}),
+             .mode = std::string(detail::tag_name(options_.mode())),
+             .align_corners = options_.align_corners()}),
+        options(options_) {}
+  UpsampleOptions options;
+};
+TORCH_MODULE(Upsample);
+
+class PixelShuffleImpl : public ox::nn::PixelShuffleImpl {
+ public:
+  using Options = PixelShuffleOptions;
+  explicit PixelShuffleImpl(const PixelShuffleOptions& options_)
+      : ox::nn::PixelShuffleImpl(options_.upscale_factor()), options(options_) {}
+  PixelShuffleOptions options;
+};
+TORCH_MODULE(PixelShuffle);
+
+class PixelUnshuffleImpl : public ox::nn::PixelUnshuffleImpl {
+ public:
+  using Options = PixelUnshuffleOptions;
+  explicit PixelUnshuffleImpl(const PixelUnshuffleOptions& options_)
+      : ox::nn::PixelUnshuffleImpl(options_.downscale_factor()), options(options_) {}
+  PixelUnshuffleOptions options;
+};
+TORCH_MODULE(PixelUnshuffle);
+
 // ---- Convolutions -------------------------------------------------------------------------------
 namespace detail {
 // Pads the last D dims of x by `amounts` on both sides in a padding mode other than zeros
@@ -228,6 +260,25 @@ class GroupNormImpl : public ox::nn::GroupNormImpl {
   GroupNormOptions options;
 };
 TORCH_MODULE(GroupNorm);
+
+#define OX_COMPAT_INSTANCE_NORM(Name)                                                  \
+  class Name##Impl : public ox::nn::Name##Impl {                                       \
+   public:                                                                             \
+    using Options = InstanceNormOptions;                                               \
+    explicit Name##Impl(const InstanceNormOptions& options_)                           \
+        : ox::nn::Name##Impl(options_.num_features(),                                  \
+                             {.eps = options_.eps(),                                   \
+                              .momentum = options_.momentum(),                         \
+                              .affine = options_.affine(),                             \
+                              .track_running_stats = options_.track_running_stats()}), \
+          options(options_) {}                                                         \
+    InstanceNormOptions options;                                                       \
+  };                                                                                   \
+  TORCH_MODULE(Name)
+OX_COMPAT_INSTANCE_NORM(InstanceNorm1d);
+OX_COMPAT_INSTANCE_NORM(InstanceNorm2d);
+OX_COMPAT_INSTANCE_NORM(InstanceNorm3d);
+#undef OX_COMPAT_INSTANCE_NORM
 
 #define OX_COMPAT_DROPOUT(Name)                                  \
   class Name##Impl : public ox::nn::Name##Impl {                 \

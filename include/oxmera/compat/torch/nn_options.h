@@ -60,6 +60,11 @@ OX_COMPAT_ENUM(kSigmoid, "sigmoid");
 OX_COMPAT_ENUM(kLeakyReLU, "leaky_relu");
 OX_COMPAT_ENUM(kFanIn, "fan_in");
 OX_COMPAT_ENUM(kFanOut, "fan_out");
+OX_COMPAT_ENUM(kNearest, "nearest");
+OX_COMPAT_ENUM(kNearestExact, "nearest-exact");
+OX_COMPAT_ENUM(kBilinear, "bilinear");
+OX_COMPAT_ENUM(kBicubic, "bicubic");
+OX_COMPAT_ENUM(kTrilinear, "trilinear");
 #undef OX_COMPAT_ENUM
 }  // namespace enumtype
 inline constexpr enumtype::kValid kValid{};
@@ -76,6 +81,11 @@ inline constexpr enumtype::kSigmoid kSigmoid{};
 inline constexpr enumtype::kLeakyReLU kLeakyReLU{};
 inline constexpr enumtype::kFanIn kFanIn{};
 inline constexpr enumtype::kFanOut kFanOut{};
+inline constexpr enumtype::kNearest kNearest{};
+inline constexpr enumtype::kNearestExact kNearestExact{};
+inline constexpr enumtype::kBilinear kBilinear{};
+inline constexpr enumtype::kBicubic kBicubic{};
+inline constexpr enumtype::kTrilinear kTrilinear{};
 
 // LibTorch's ExpandingArray<D>: D integers given as one (repeated), a braced list or a vector.
 template <size_t D, class T = int64_t>
@@ -238,6 +248,17 @@ struct GroupNormOptions {
   TORCH_ARG(double, eps) = 1e-5;
   TORCH_ARG(bool, affine) = true;
 };
+struct InstanceNormOptions {
+  InstanceNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT
+  TORCH_ARG(int64_t, num_features);
+  TORCH_ARG(double, eps) = 1e-5;
+  TORCH_ARG(double, momentum) = 0.1;
+  TORCH_ARG(bool, affine) = false;
+  TORCH_ARG(bool, track_running_stats) = false;
+};
+using InstanceNorm1dOptions = InstanceNormOptions;
+using InstanceNorm2dOptions = InstanceNormOptions;
+using InstanceNorm3dOptions = InstanceNormOptions;
 
 struct DropoutOptions {
   DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT
@@ -318,6 +339,25 @@ using LogSoftmaxOptions = SoftmaxOptions;
 struct FlattenOptions {
   TORCH_ARG(int64_t, start_dim) = 1;
   TORCH_ARG(int64_t, end_dim) = -1;
+};
+
+// ---- Vision layers (oxmera's interpolate has no "area" mode: torch::kArea is not provided) -----
+struct UpsampleOptions {
+  using mode_t = std::variant<enumtype::kNearest, enumtype::kLinear, enumtype::kBilinear,
+                              enumtype::kBicubic, enumtype::kTrilinear>;
+  TORCH_ARG(std::optional<std::vector<int64_t>>, size) = std::nullopt;
+  TORCH_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+  TORCH_ARG(mode_t, mode) = torch::kNearest;
+  TORCH_ARG(std::optional<bool>, align_corners) = std::nullopt;
+};
+struct PixelShuffleOptions {
+  PixelShuffleOptions(int64_t upscale_factor) : upscale_factor_(upscale_factor) {}  // NOLINT
+  TORCH_ARG(int64_t, upscale_factor);
+};
+struct PixelUnshuffleOptions {
+  PixelUnshuffleOptions(int64_t downscale_factor)  // NOLINT
+      : downscale_factor_(downscale_factor) {}
+  TORCH_ARG(int64_t, downscale_factor);
 };
 
 // ---- Recurrent layers ---------------------------------------------------------------------------
