@@ -89,19 +89,14 @@ void GroupNormImpl::pretty_print(std::ostream& os) const {
      << ", affine=" << flag(options.affine) << ")";
 }
 
-BatchNormImpl::BatchNormImpl(const char* type_name, int64_t low, int64_t high, int64_t features,
-                             const BatchNormOptions& options)
-    : Module(type_name),
-      num_features(features),
-      options(options),
-      input_dims_low_(low),
-      input_dims_high_(high) {
+NormBase::NormBase(const char* type_name, int64_t features, bool affine, bool track)
+    : Module(type_name), num_features(features) {
   OX_CHECK(features > 0, Value, type_name, "num_features must be positive, got ", features);
-  if (options.affine) {
+  if (affine) {
     weight = register_parameter("weight", empty({features}));
     bias = register_parameter("bias", empty({features}));
   }
-  if (options.track_running_stats) {
+  if (track) {
     running_mean = register_buffer("running_mean", zeros({features}));
     running_var = register_buffer("running_var", ones({features}));
     num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, {.dtype = kI64}));
@@ -109,19 +104,26 @@ BatchNormImpl::BatchNormImpl(const char* type_name, int64_t low, int64_t high, i
   reset_parameters();
 }
 
-void BatchNormImpl::reset_running_stats() {
-  if (!options.track_running_stats) return;
+void NormBase::reset_running_stats() {
+  if (!running_mean.defined()) return;
   NoGradGuard no_grad;
   running_mean.zero_();
   running_var.fill_(1);
   num_batches_tracked.zero_();
 }
 
-void BatchNormImpl::reset_parameters() {
+void NormBase::reset_parameters() {
   reset_running_stats();
   if (weight.defined()) init::ones_(weight);
   if (bias.defined()) init::zeros_(bias);
 }
+
+BatchNormImpl::BatchNormImpl(const char* type_name, int64_t low, int64_t high, int64_t features,
+                             const BatchNormOptions& options)
+    : NormBase(type_name, features, options.affine, options.track_running_stats),
+      options(options),
+      input_dims_low_(low),
+      input_dims_high_(high) {}
 
 Tensor BatchNormImpl::forward(const Tensor& input) {
   OX_CHECK(input.dim() >= input_dims_low_ && input.dim() <= input_dims_high_, Shape, type_name(),
@@ -168,33 +170,9 @@ void BatchNormImpl::pretty_print(std::ostream& os) const {
 
 InstanceNormImpl::InstanceNormImpl(const char* type_name, int64_t spatial_dims, int64_t features,
                                    const InstanceNormOptions& options)
-    : Module(type_name), num_features(features), options(options), spatial_dims_(spatial_dims) {
-  OX_CHECK(features > 0, Value, type_name, "num_features must be positive, got ", features);
-  if (options.affine) {
-    weight = register_parameter("weight", empty({features}));
-    bias = register_parameter("bias", empty({features}));
-  }
-  if (options.track_running_stats) {
-    running_mean = register_buffer("running_mean", zeros({features}));
-    running_var = register_buffer("running_var", ones({features}));
-    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, {.dtype = kI64}));
-  }
-  reset_parameters();
-}
-
-void InstanceNormImpl::reset_running_stats() {
-  if (!options.track_running_stats) return;
-  NoGradGuard no_grad;
-  running_mean.zero_();
-  running_var.fill_(1);
-  num_batches_tracked.zero_();
-}
-
-void InstanceNormImpl::reset_parameters() {
-  reset_running_stats();
-  if (weight.defined()) init::ones_(weight);
-  if (bias.defined()) init::zeros_(bias);
-}
+    : NormBase(type_name, features, options.affine, options.track_running_stats),
+      options(options),
+      spatial_dims_(spatial_dims) {}
 
 Tensor InstanceNormImpl::forward(const Tensor& input) {
   const int64_t batched = spatial_dims_ + 2;

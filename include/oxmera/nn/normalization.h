@@ -74,21 +74,30 @@ struct BatchNormOptions {
   bool affine = true;
   bool track_running_stats = true;
 };
-// Buffers running_mean (0), running_var (1) and num_batches_tracked (i64) when tracking. In
-// eval mode the running statistics normalize; without them the batch statistics always do.
-class BatchNormImpl : public Module {
+// What BatchNorm and InstanceNorm keep alike (PyTorch's _NormBase): weight and bias [C] when
+// affine; when tracking, buffers running_mean (0), running_var (1) and num_batches_tracked (i64).
+class NormBase : public Module {
+ public:
+  void reset_running_stats();
+  void reset_parameters();
+
+  int64_t num_features;
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ protected:
+  NormBase(const char* type_name, int64_t num_features, bool affine, bool track_running_stats);
+};
+
+// In eval mode the running statistics normalize; without them the batch statistics always do.
+class BatchNormImpl : public NormBase {
  public:
   using Options = BatchNormOptions;
   BatchNormImpl(const char* type_name, int64_t input_dims_low, int64_t input_dims_high,
                 int64_t num_features, const BatchNormOptions& options);
   Tensor forward(const Tensor& input);
-  void reset_running_stats();
-  void reset_parameters();
   void pretty_print(std::ostream& os) const override;
 
-  int64_t num_features;
   BatchNormOptions options;
-  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
 
  private:
   int64_t input_dims_low_, input_dims_high_;
@@ -118,21 +127,17 @@ struct InstanceNormOptions {
   bool track_running_stats = false;
 };
 // Each channel of each sample normalized over its spatial dims (functional::instance_norm).
-// With track_running_stats, buffers as BatchNorm's, and eval mode normalizes by them. Input
-// [N, C, *] with `spatial_dims` spatial dims, or [C, *] unbatched.
-class InstanceNormImpl : public Module {
+// With track_running_stats, eval mode normalizes by the running statistics. Input [N, C, *] with
+// `spatial_dims` spatial dims, or [C, *] unbatched.
+class InstanceNormImpl : public NormBase {
  public:
   using Options = InstanceNormOptions;
   InstanceNormImpl(const char* type_name, int64_t spatial_dims, int64_t num_features,
                    const InstanceNormOptions& options);
   Tensor forward(const Tensor& input);
-  void reset_running_stats();
-  void reset_parameters();
   void pretty_print(std::ostream& os) const override;
 
-  int64_t num_features;
   InstanceNormOptions options;
-  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
 
  private:
   int64_t spatial_dims_;
