@@ -184,6 +184,7 @@ void try_fold_batch(StridedArray& dst, StridedArray& a, StridedArray& b) {
 template <class H>
 void widen_run(const H* x, int64_t stride, int64_t n, float* y) {
   if (stride == 1) return simd::widen(x, y, n);
+  OX_ASSERT(n <= kNarrowCols, "a strided run longer than its buffer");
   H run[kNarrowCols];
   for (int64_t j = 0; j < n; ++j) run[j] = x[j * stride];
   simd::widen(run, y, n);
@@ -191,6 +192,7 @@ void widen_run(const H* x, int64_t stride, int64_t n, float* y) {
 template <class H>
 void narrow_run(const float* x, int64_t n, H* y, int64_t stride) {
   if (stride == 1) return simd::narrow(x, y, n);
+  OX_ASSERT(n <= kNarrowCols, "a strided run longer than its buffer");
   H run[kNarrowCols];
   simd::narrow(x, run, n);
   for (int64_t j = 0; j < n; ++j) y[j * stride] = run[j];
@@ -386,7 +388,10 @@ void gemm_small_rows_transposed(const Batches& bt, const Mat& A, const Mat& B, c
       const T* ak = nullptr;
       int64_t ars = A.rs, acs = A.cs;
       if constexpr (kWidening) {
-        for (int64_t i = 0; i < M; ++i) widen_run(a + i * A.rs + p0 * A.cs, A.cs, kc, ap + i * kc);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t p = 0; p < kc; p += kNarrowCols)  // widen_run's runs are that long at most
+            widen_run(a + i * A.rs + (p0 + p) * A.cs, A.cs, std::min(kNarrowCols, kc - p),
+                      ap + i * kc + p);
         ak = ap, ars = kc, acs = 1;
       } else {
         ak = a + p0 * A.cs;
