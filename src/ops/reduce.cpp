@@ -122,7 +122,6 @@ Tensor recorded_reduction(const char* name, const Tensor& x, const DimList& dims
   return out;
 }
 
-// How many elements of x each output element reduces.
 // Gradient of an extreme value: split evenly among the elements equal to it (as PyTorch's amax).
 Tensor extreme_rule(const Tensor& g, const Tensor& x, const Tensor& y, const DimList& dims) {
   const Tensor hits = eq(x, y).to(g.dtype());
